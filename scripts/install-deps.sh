@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install what building, testing and demonstrating this project needs on
+# Debian 12 (bookworm), as root. Safe to run again: apt skips what is there.
+set -euo pipefail
+
+pkgs=(
+	# perf build, full features
+	make gcc flex bison pkg-config libelf-dev libtraceevent-dev libdw-dev
+	libzstd-dev liblzma-dev libslang2-dev libnuma-dev libcapstone-dev
+	libpfm4-dev llvm-dev clang libssl-dev python3-dev python3-setuptools
+	libperl-dev systemtap-sdt-dev libunwind-dev libbabeltrace-dev libcap-dev
+	binutils-dev xz-utils patch
+	# tests: sanitizers, the guest, the fuzzers
+	libclang-rt-14-dev qemu-system-x86 busybox-static cpio
+	# man pages
+	asciidoc-base xmlto
+)
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: run as root (apt-get install)" >&2
+	exit 1
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "install-deps: installing ${missing[*]}"
+	apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
