@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Paths and small helpers shared by the host-side tests."""
+import os
+import subprocess
+import unittest
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+BUILD = os.environ.get('B', os.path.join(TOP, 'build'))
+if not os.path.isabs(BUILD):
+    BUILD = os.path.join(TOP, BUILD)
+PERF = os.environ.get('PERF', os.path.join(BUILD, 'bin', 'perf'))
+PERF_UPSTREAM = os.environ.get('PERF_UPSTREAM', os.path.join(BUILD, 'bin', 'perf-upstream'))
+TREE = os.path.join(BUILD, 'ours')
+PRISTINE = os.path.join(BUILD, 'pristine')
+FIXTURES = os.path.join(TOP, 'tests', 'fixtures')
+REAL = os.path.join(FIXTURES, 'real-7.2')
+
+
+def run(cmd, check=True, **kw):
+    """Run a command, return CompletedProcess with text stdout/stderr."""
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, errors='replace', **kw)
+    if check and r.returncode != 0:
+        raise AssertionError('%s exited %d\nstderr:\n%s' %
+                             (' '.join(cmd), r.returncode, r.stderr[-4000:]))
+    return r
+
+
+def kallsyms(tmpdir):
+    """The guest's /proc/kallsyms for the real fixtures, unpacked."""
+    import gzip
+    out = os.path.join(tmpdir, 'kallsyms')
+    if not os.path.exists(out):
+        with gzip.open(os.path.join(REAL, 'guest-kallsyms.gz'), 'rb') as f, \
+                open(out, 'wb') as o:
+            o.write(f.read())
+    return out
+
+
+def need(path):
+    if not os.path.exists(path):
+        raise unittest.SkipTest('%s missing (run make first)' % path)
