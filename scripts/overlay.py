@@ -8,7 +8,8 @@
 
 OVERLAY is this repository: every file under its tools/ is either a new file
 at its upstream path or '<upstream file>.patch', a unified diff of that one
-upstream file (paths a/<path> b/<path>, applied with patch -p1).
+upstream file (paths a/<path> b/<path>, applied with patch -p1), headed by a
+description of why (kept when 'patches' regenerates the diff).
 
 TREE is a full copy of PRISTINE made once; 'apply' then only rewrites the
 files the overlay touches, so incremental builds stay incremental. It keeps
@@ -166,6 +167,18 @@ def diff(pristine, tree, rel):
     return r.stdout
 
 
+def preamble(patch):
+    """The description heading an existing patch: kept when regenerating."""
+    if not os.path.exists(patch):
+        return b''
+    head = []
+    for line in open(patch, 'rb'):
+        if line.startswith(b'--- '):
+            break
+        head.append(line)
+    return b''.join(head)
+
+
 def cmd_patches(pristine, tree, overlay, dry):
     """Write the files edited by hand in TREE since 'apply' to the overlay."""
     state = load_state(tree)
@@ -201,6 +214,8 @@ def cmd_patches(pristine, tree, overlay, dry):
             state.pop(rel, None)
             continue
         os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if out != rel:
+            data = preamble(dst) + data
         with open(dst, 'wb') as f:
             f.write(data)
         if out == rel:

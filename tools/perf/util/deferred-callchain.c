@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stitching of deferred user callchains: see deferred-callchain.h for the
+ * contract.  In short, every sample goes through a reorder queue; a sample
+ * whose user frames are deferred also waits on its task until the task's
+ * PERF_RECORD_CALLCHAIN_DEFERRED with the same cookie shows up, or until the
+ * stream proves that it never will.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/perf_event.h>
+#include <linux/zalloc.h>
+
+#include "config.h"
+#include "debug.h"
+#include "deferred-callchain.h"
+#include "env.h"
+#include "event.h"
+#include "evlist.h"
+#include "evsel.h"
+#include "hashmap.h"
+#include "machine.h"
+#include "perf_regs.h"
+#include "sample.h"
+#include "../../arch/x86/include/uapi/asm/perf_regs.h"
+
+/* The kernel never emits more than this many deferred user entries. */
+#define DC_MAX_USER_FRAMES	512
+
+/* One PERF_RECORD_CALLCHAIN_DEFERRED, shared by every sample it stitches. */
+struct dc_record {
+	int	refcnt;
+	bool	used;
+	u64	cookie;
+	u64	time;
+	u64	nr;
+	u64	ips[];
+};
+
+enum dc_state {
+	DC_READY,	/* nothing deferred: deliver as parsed */
+	DC_WAITING,	/* waiting on its task for a record */
+	DC_STITCHED,	/* ->rec holds its user frames */
+	DC_NO_RECORD,	/* no record will come: fall back */
+};
+
+struct dc_task {
+	struct list_head	pending;	/* dc_entry.task_node, oldest first */
+	struct list_head	recent_node;	/* in dc->recent while ->rec is kept */
+	struct dc_record	*rec;		/* latest record, kept window_ns */
+	u64			last_cookie;	/* latest record, even once dropped */
+	u64			last_time;
+	bool			have_last;
+	long			key;
+};
+
+struct dc_entry {
+	struct list_head	queue_node;	/* dc->queue; empty once expired */
+	struct list_head	wait_node;	/* dc->waiting while DC_WAITING */
+	struct list_head	task_node;	/* task->pending while DC_WAITING */
+	struct dc_record	*rec;
+	struct machine		*machine;
+	u64			time;
+	u64			cookie;
+	u64			file_offset;
+	enum dc_state		state;
+	bool			exited;
+	u64			event[];	/* copy of the sample event */
+};
+
+struct deferred_callchain {
+	struct evlist			*evlist;
+	deferred_callchain__deliver_t	deliver;
+	void				*data;
+	struct deferred_callchain_config config;
+	struct deferred_callchain_stats	stats;
+	struct hashmap			*tasks;		/* key: machine pid, tid */
+	struct list_head		queue;		/* held for order, oldest first */
+	struct list_head		waiting;	/* DC_WAITING, oldest first */
+	struct list_head		recent;		/* tasks with ->rec, oldest first */
+	u64				nr_queued;
+	u64				nr_waiting;
+	u64				now;
+	bool				warned_cap;
+	u64				*chain;		/* scratch ip_callchain */
+	size_t				chain_alloc;	/* in u64 */
+};
+
+static size_t dc_task_hash(long key, void *ctx __maybe_unused)
+{
+	return (size_t)((u64)key * 0x9E3779B97F4A7C15ULL >> 16);
+}
+
+static bool dc_task_equal(long a, long b, void *ctx __maybe_unused)
+{
+	return a == b;
+}
+
+static long dc_task_key(struct machine *machine, int tid)
+{
+	u32 pid = machine ? (u32)machine->pid : 0;
+
+	return (long)(((u64)pid << 32) | (u32)tid);
+}
+
+struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
+						   deferred_callchain__deliver_t deliver,
+						   void *data)
+{
+	struct deferred_callchain *dc = zalloc(sizeof(*dc));
+
+	if (!dc)
+		return NULL;
+	dc->tasks = hashmap__new(dc_task_hash, dc_task_equal, NULL);
+	if (IS_ERR(dc->tasks)) {
+		free(dc);
+		return NULL;
+	}
+	dc->evlist = evlist;
+	dc->deliver = deliver;
+	dc->data = data;
+	INIT_LIST_HEAD(&dc->queue);
+	INIT_LIST_HEAD(&dc->waiting);
+	INIT_LIST_HEAD(&dc->recent);
+	deferred_callchain__read_config(&dc->config);
+	return dc;
+}
+
+void deferred_callchain__set_config(struct deferred_callchain *dc,
+				    const struct deferred_callchain_config *config)
+{
+	dc->config = *config;
+	if (!dc->config.max_queue)
+		dc->config.max_queue = 1;
+	if (!dc->config.max_pending)
+		dc->config.max_pending = 1;
+}
+
+static int deferred_callchain__config_cb(const char *var, const char *value, void *cb)
+{
+	struct deferred_callchain_config *config = cb;
+	u64 *dst = NULL;
+	u64 mult = 1;
+	char *end;
+	unsigned long long v;
+
+	if (!strcmp(var, "callchain.defer-window")) {
+		dst = &config->window_ns;
+		mult = 1000 * 1000;	/* milliseconds */
+	} else if (!strcmp(var, "callchain.defer-queue")) {
+		dst = &config->max_queue;
+	} else if (!strcmp(var, "callchain.defer-max-pending")) {
+		dst = &config->max_pending;
+	}
+	if (!dst)
+		return 0;
+	errno = 0;
+	v = strtoull(value, &end, 0);
+	if (errno || end == value || *end || v == 0 || v > ULLONG_MAX / mult) {
+		pr_warning("Invalid %s value '%s' in perf config, ignored\n", var, value);
+		return 0;
+	}
+	*dst = v * mult;
+	return 0;
+}
+
+void deferred_callchain__read_config(struct deferred_callchain_config *config)
+{
+	config->window_ns = DEFERRED_CALLCHAIN_WINDOW_NS;
+	config->max_queue = DEFERRED_CALLCHAIN_MAX_QUEUE;
+	config->max_pending = DEFERRED_CALLCHAIN_MAX_PENDING;
+	config->ordered = true;
+	perf_config(deferred_callchain__config_cb, config);
+}
+
+static struct dc_record *dc_record__get(struct dc_record *rec)
+{
+	rec->refcnt++;
+	return rec;
+}
+
+static void dc_record__put(struct deferred_callchain *dc, struct dc_record *rec)
+{
+	if (!rec || --rec->refcnt)
+		return;
+	if (!rec->used)
+		dc->stats.orphans++;
+	free(rec);
+}
+
+static struct dc_task *dc_task__find(struct deferred_callchain *dc,
+				     struct machine *machine, int tid, bool create)
+{
+	long key = dc_task_key(machine, tid);
+	struct dc_task *task;
+
+	if (hashmap__find(dc->tasks, key, &task))
+		return task;
+	if (!create)
+		return NULL;
+	task = zalloc(sizeof(*task));
+	if (!task)
+		return NULL;
+	INIT_LIST_HEAD(&task->pending);
+	INIT_LIST_HEAD(&task->recent_node);
+	task->key = key;
+	if (hashmap__add(dc->tasks, key, task) < 0) {
+		free(task);
+		return NULL;
+	}
+	return task;
+}
+
+static void dc_task__drop_record(struct deferred_callchain *dc, struct dc_task *task)
+{
+	list_del_init(&task->recent_node);
+	dc_record__put(dc, task->rec);
+	task->rec = NULL;
+}
+
+static int dc__chain_reserve(struct deferred_callchain *dc, size_t nr)
+{
+	u64 *chain;
+
+	if (nr + 1 <= dc->chain_alloc)
+		return 0;
+	chain = realloc(dc->chain, (nr + 1) * sizeof(u64));
+	if (!chain)
+		return -ENOMEM;
+	dc->chain = chain;
+	dc->chain_alloc = nr + 1;
+	return 0;
+}
+
+/*
+ * Walk the user stack snapshot with frame pointers (x86_64): the only
+ * fallback that needs no unwind tables.  Returns the number of user frames
+ * written after @pos, or 0 when the sample has no usable snapshot.
+ */
+static size_t dc__walk_snapshot(struct deferred_callchain *dc, struct perf_sample *sample,
+				size_t pos)
+{
+	struct regs_dump *regs = sample->user_regs;
+	struct stack_dump *stack = &sample->user_stack;
+	u64 ip, sp, bp, n = 0;
+
+	if (!regs || !regs->regs || !stack->size || !stack->data || !sample->evsel)
+		return 0;
+	if (perf_env__e_machine(evsel__env(sample->evsel), NULL) != EM_X86_64)
+		return 0;
+	if (perf_reg_value(&ip, regs, PERF_REG_X86_IP) ||
+	    perf_reg_value(&sp, regs, PERF_REG_X86_SP) ||
+	    perf_reg_value(&bp, regs, PERF_REG_X86_BP))
+		return 0;
+	if (dc__chain_reserve(dc, pos + DC_MAX_USER_FRAMES + 1))
+		return 0;
+	dc->chain[1 + pos + n++] = ip;
+	while (n < DC_MAX_USER_FRAMES) {
+		u64 frame[2];	/* saved frame pointer, return address */
+
+		/* The frame must lie wholly inside the snapshot. */
+		if (bp < sp || bp & 7 || bp - sp > stack->size ||
+		    stack->size - (bp - sp) < sizeof(frame))
+			break;
+		memcpy(frame, stack->data + (bp - sp), sizeof(frame));
+		if (!frame[1])
+			break;
+		dc->chain[1 + pos + n++] = frame[1];
+		/* Frames go up the stack; anything else is a loop or garbage. */
+		if (frame[0] <= bp)
+			break;
+		bp = frame[0];
+	}
+	return n;
+}
+
+/*
+ * Build the callchain @e leaves with: the sample's own entries up to the
+ * PERF_CONTEXT_USER_DEFERRED marker, then the user frames.
+ */
+static int dc__build_chain(struct deferred_callchain *dc, struct dc_entry *e,
+			   struct perf_sample *sample)
+{
+	u64 nr_kernel = sample->callchain->nr - 2;
+	size_t pos = nr_kernel, n = 0;
+
+	if (dc__chain_reserve(dc, nr_kernel + 1 + (e->rec ? e->rec->nr : 0)))
+		return -ENOMEM;
+	memcpy(dc->chain + 1, sample->callchain->ips, nr_kernel * sizeof(u64));
+
+	if (e->state == DC_STITCHED) {
+		if (e->rec->nr) {
+			dc->chain[1 + pos++] = PERF_CONTEXT_USER;
+			memcpy(dc->chain + 1 + pos, e->rec->ips, e->rec->nr * sizeof(u64));
+			pos += e->rec->nr;
+		}
+	} else {
+		n = dc__walk_snapshot(dc, sample, pos + 1);
+		if (n) {
+			dc->stats.fallback_fp++;
+			dc->chain[1 + pos++] = PERF_CONTEXT_USER;
+			pos += n;
+		} else {
+			/* A bare marker: shown as "[user stack lost]". */
+			dc->stats.lost++;
+			dc->chain[1 + pos++] = PERF_CONTEXT_USER_DEFERRED;
+		}
+	}
+	dc->chain[0] = pos;
+	sample->callchain = (struct ip_callchain *)dc->chain;
+	sample->deferred_callchain = false;
+	return 0;
+}
+
+static int dc_entry__deliver(struct deferred_callchain *dc, struct dc_entry *e)
+{
+	union perf_event *event = (union perf_event *)e->event;
+	struct perf_sample sample;
+	int ret;
+
+	perf_sample__init(&sample, /*all=*/true);
+	ret = evlist__parse_sample(dc->evlist, event, &sample);
+	if (ret) {
+		/* It parsed when queued: only memory can make this fail. */
+		pr_err("deferred callchain: failed to parse queued sample\n");
+		goto out;
+	}
+	sample.file_offset = e->file_offset;
+	if (!sample.evsel)
+		sample.evsel = evlist__id2evsel(dc->evlist, sample.id);
+	if (e->state != DC_READY) {
+		ret = dc__build_chain(dc, e, &sample);
+		if (ret)
+			goto out;
+	}
+	ret = dc->deliver(dc, event, &sample, e->machine, dc->data);
+out:
+	perf_sample__exit(&sample);
+	return ret;
+}
+
+static void dc_entry__free(struct deferred_callchain *dc, struct dc_entry *e)
+{
+	dc_record__put(dc, e->rec);
+	free(e);
+}
+
+/*
+ * The fate of a waiting sample is known: stitched with @rec, or no record.
+ * A sample still in the queue is delivered when it reaches the head; one the
+ * window already pushed out is delivered now, out of order.
+ */
+static int dc__resolve(struct deferred_callchain *dc, struct dc_entry *e,
+		       struct dc_record *rec)
+{
+	int ret = 0;
+
+	list_del_init(&e->task_node);
+	list_del_init(&e->wait_node);
+	dc->nr_waiting--;
+	if (rec) {
+		e->rec = dc_record__get(rec);
+		rec->used = true;
+		e->state = DC_STITCHED;
+	} else {
+		e->state = DC_NO_RECORD;
+		if (e->exited)
+			dc->stats.exited++;
+	}
+	if (list_empty(&e->queue_node)) {
+		dc->stats.delivered_late++;
+		ret = dc_entry__deliver(dc, e);
+		dc_entry__free(dc, e);
+	}
+	return ret;
+}
+
+static int dc__drain(struct deferred_callchain *dc, bool all)
+{
+	const u64 window = dc->config.window_ns;
+	int ret = 0;
+
+	while (!list_empty(&dc->recent)) {
+		struct dc_task *task = list_first_entry(&dc->recent, struct dc_task, recent_node);
+
+		if (!all && dc->now - task->rec->time <= window)
+			break;
+		dc_task__drop_record(dc, task);
+	}
+
+	while (!list_empty(&dc->queue)) {
+		struct dc_entry *e = list_first_entry(&dc->queue, struct dc_entry, queue_node);
+
+		if (e->state == DC_WAITING) {
+			if (!all && dc->nr_queued <= dc->config.max_queue &&
+			    dc->now - e->time <= window)
+				break;
+			/* Out of the queue, still waiting on its task. */
+			list_del_init(&e->queue_node);
+			dc->nr_queued--;
+			continue;
+		}
+		list_del_init(&e->queue_node);
+		dc->nr_queued--;
+		ret = dc_entry__deliver(dc, e);
+		dc_entry__free(dc, e);
+		if (ret)
+			break;
+	}
+	return ret;
+}
+
+static void dc__advance(struct deferred_callchain *dc, u64 time)
+{
+	if (time != (u64)-1 && time > dc->now)
+		dc->now = time;
+}
+
+static void dc_task__free(struct deferred_callchain *dc, struct dc_task *task)
+{
+	hashmap__delete(dc->tasks, task->key, NULL, NULL);
+	dc_task__drop_record(dc, task);
+	free(task);
+}
+
+/* An exiting task returns to user space no more: no record will come. */
+static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine, int tid)
+{
+	struct dc_task *task = dc_task__find(dc, machine, tid, /*create=*/false);
+	struct dc_entry *e, *tmp;
+	int ret;
+
+	if (!task)
+		return 0;
+	list_for_each_entry_safe(e, tmp, &task->pending, task_node) {
+		e->exited = true;
+		ret = dc__resolve(dc, e, NULL);
+		if (ret)
+			return ret;
+	}
+	dc_task__free(dc, task);
+	return 0;
+}
+
+
+int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *event,
+			      struct perf_sample *sample, struct machine *machine)
+{
+	struct dc_entry *e;
+	struct dc_task *task;
+	int ret = 0;
+
+	dc__advance(dc, sample->time);
+	e = malloc(sizeof(*e) + event->header.size);
+	if (!e)
+		return -ENOMEM;
+	memset(e, 0, sizeof(*e));
+	memcpy(e->event, event, event->header.size);
+	INIT_LIST_HEAD(&e->wait_node);
+	INIT_LIST_HEAD(&e->task_node);
+	e->machine = machine;
+	e->time = sample->time != (u64)-1 ? sample->time : dc->now;
+	e->file_offset = sample->file_offset;
+	e->state = DC_READY;
+
+	if (event->header.type == PERF_RECORD_EXIT) {
+		ret = dc__task_exit(dc, machine, event->fork.tid);
+		if (ret) {
+			free(e);
+			return ret;
+		}
+	} else if (sample->deferred_callchain && sample->callchain &&
+		   sample->callchain->nr >= 2) {
+		dc->stats.samples++;
+		e->cookie = sample->deferred_cookie;
+		task = dc_task__find(dc, machine, sample->tid, /*create=*/true);
+		if (!task) {
+			free(e);
+			return -ENOMEM;
+		}
+		if (task->rec && task->rec->cookie == e->cookie) {
+			/* Taken in the unwind path, after its own record. */
+			e->rec = dc_record__get(task->rec);
+			task->rec->used = true;
+			e->state = DC_STITCHED;
+			dc->stats.stitched_late++;
+		} else {
+			e->state = DC_WAITING;
+			list_add_tail(&e->task_node, &task->pending);
+			list_add_tail(&e->wait_node, &dc->waiting);
+			if (++dc->nr_waiting > dc->stats.max_pending)
+				dc->stats.max_pending = dc->nr_waiting;
+		}
+	}
+	list_add_tail(&e->queue_node, &dc->queue);
+	if (++dc->nr_queued > dc->stats.max_queued)
+		dc->stats.max_queued = dc->nr_queued;
+
+	if (dc->nr_waiting > dc->config.max_pending) {
+		struct dc_entry *old = list_first_entry(&dc->waiting, struct dc_entry, wait_node);
+
+		if (!dc->warned_cap) {
+			pr_warning("WARNING: more than %" PRIu64 " samples wait for deferred callchains: releasing the oldest without user frames (callchain.defer-max-pending)\n",
+				   dc->config.max_pending);
+			dc->warned_cap = true;
+		}
+		dc->stats.evicted++;
+		ret = dc__resolve(dc, old, NULL);
+	}
+	return ret ?: dc__drain(dc, false);
+}
+
+/* Is there a waiting sample of @task with @cookie? */
+static bool dc_task__waits_for(struct dc_task *task, u64 cookie)
+{
+	struct dc_entry *e;
+
+	list_for_each_entry(e, &task->pending, task_node) {
+		if (e->cookie == cookie)
+			return true;
+	}
+	return false;
+}
+
+int deferred_callchain__record(struct deferred_callchain *dc,
+			       union perf_event *event __maybe_unused,
+			       struct perf_sample *sample, struct machine *machine)
+{
+	struct dc_entry *e, *tmp;
+	struct dc_record *rec;
+	struct dc_task *task;
+	u64 cookie = sample->deferred_cookie;
+	u64 nr = sample->callchain->nr;
+	bool stale;
+	int ret = 0;
+
+	dc__advance(dc, sample->time);
+	if (sample->tid == (u32)-1) {
+		/* Without sample_id_all nothing says whose record this is. */
+		dc->stats.no_tid++;
+		return 0;
+	}
+	task = dc_task__find(dc, machine, sample->tid, /*create=*/true);
+	if (!task)
+		return -ENOMEM;
+	/*
+	 * The kernel emits one record per kernel entry, in order.  The same
+	 * cookie again, or a record older than the latest one, is a duplicate
+	 * (seen after FINISHED_ROUND on real 7.2 kernels), unless samples still
+	 * wait for that cookie.
+	 */
+	stale = task->have_last && (cookie == task->last_cookie ||
+				    sample->time < task->last_time);
+	if (stale && !dc_task__waits_for(task, cookie)) {
+		dc->stats.duplicates++;
+		return 0;
+	}
+	dc->stats.records++;
+
+	rec = malloc(sizeof(*rec) + nr * sizeof(u64));
+	if (!rec)
+		return -ENOMEM;
+	rec->refcnt = 1;
+	rec->used = false;
+	rec->cookie = cookie;
+	rec->time = sample->time;
+	rec->nr = nr;
+	memcpy(rec->ips, sample->callchain->ips, nr * sizeof(u64));
+
+	list_for_each_entry_safe(e, tmp, &task->pending, task_node) {
+		if (e->cookie == cookie) {
+			dc->stats.stitched++;
+			ret = dc__resolve(dc, e, rec);
+		} else if (!stale && dc->config.ordered && e->time <= rec->time) {
+			/* A later kernel entry returned: this one never will. */
+			ret = dc__resolve(dc, e, NULL);
+		}
+		if (ret)
+			break;
+	}
+
+	if (stale) {
+		dc_record__put(dc, rec);
+	} else {
+		dc_task__drop_record(dc, task);
+		task->rec = rec;
+		task->last_cookie = cookie;
+		task->last_time = rec->time;
+		task->have_last = true;
+		list_add_tail(&task->recent_node, &dc->recent);
+	}
+	return ret ?: dc__drain(dc, false);
+}
+
+int deferred_callchain__flush(struct deferred_callchain *dc)
+{
+	struct dc_entry *e, *tmp;
+	int ret;
+
+	/* Oldest first: the ones already out of the queue go out now. */
+	list_for_each_entry_safe(e, tmp, &dc->waiting, wait_node) {
+		ret = dc__resolve(dc, e, NULL);
+		if (ret)
+			return ret;
+	}
+	return dc__drain(dc, /*all=*/true);
+}
+
+void deferred_callchain__delete(struct deferred_callchain *dc)
+{
+	struct hashmap_entry *cur, *tmp_entry;
+	struct dc_entry *e, *tmp;
+	size_t bkt;
+
+	if (!dc)
+		return;
+	list_for_each_entry_safe(e, tmp, &dc->queue, queue_node) {
+		list_del_init(&e->wait_node);
+		dc_entry__free(dc, e);
+	}
+	list_for_each_entry_safe(e, tmp, &dc->waiting, wait_node)
+		dc_entry__free(dc, e);
+	hashmap__for_each_entry_safe(dc->tasks, cur, tmp_entry, bkt) {
+		struct dc_task *task = cur->pvalue;
+
+		dc_record__put(dc, task->rec);
+		free(task);
+	}
+	hashmap__free(dc->tasks);
+	free(dc->chain);
+	free(dc);
+}
+
+const struct deferred_callchain_stats *
+deferred_callchain__stats(const struct deferred_callchain *dc)
+{
+	return &dc->stats;
+}
+
+bool deferred_callchain_stats__any(const struct deferred_callchain_stats *stats)
+{
+	return stats->samples || stats->records || stats->duplicates || stats->no_tid;
+}
+
+size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *s,
+					 FILE *fp, const char *prefix)
+{
+	const struct {
+		const char *name;
+		u64 val;
+	} rows[] = {
+		{ "deferred samples",		s->samples },
+		{ "deferred records",		s->records },
+		{ "stitched",			s->stitched },
+		{ "stitched late",		s->stitched_late },
+		{ "fell back (fp)",		s->fallback_fp },
+		{ "user stack lost",		s->lost },
+		{ "  of which task exited",	s->exited },
+		{ "delivered out of order",	s->delivered_late },
+		{ "evicted by cap",		s->evicted },
+		{ "duplicate records",		s->duplicates },
+		{ "orphan records",		s->orphans },
+		{ "records without tid",	s->no_tid },
+		{ "max pending",		s->max_pending },
+		{ "max queued",			s->max_queued },
+	};
+	size_t i, printed = 0;
+
+	for (i = 0; i < ARRAY_SIZE(rows); i++)
+		printed += fprintf(fp, "%s%-24s %10" PRIu64 "\n", prefix, rows[i].name,
+				   rows[i].val);
+	return printed;
+}
+
+const char *deferred_callchain_stats__warning(const struct deferred_callchain_stats *s,
+					      char *buf, size_t size)
+{
+	u64 bad = s->lost + s->fallback_fp;
+
+	/* Exiting tasks never get a record: a few are expected. */
+	if (!s->samples || bad * 100 < s->samples)
+		return NULL;
+	scnprintf(buf, size,
+		  "%" PRIu64 " of %" PRIu64 " deferred samples (%.1f%%) got no user callchain record: %" PRIu64 " fell back to frame pointers, %" PRIu64 " lost their user stack",
+		  bad, s->samples, 100.0 * bad / s->samples, s->fallback_fp, s->lost);
+	return buf;
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __PERF_DEFERRED_CALLCHAIN_H
+#define __PERF_DEFERRED_CALLCHAIN_H
+
+#include <linux/types.h>
+#include <stdio.h>
+
+/*
+ * Stitching of deferred user callchains.
+ *
+ * With attr.defer_callchain the kernel ends a sample's callchain with
+ * PERF_CONTEXT_USER_DEFERRED and a cookie instead of the user frames.  The
+ * user frames come later, once per kernel entry, in one
+ * PERF_RECORD_CALLCHAIN_DEFERRED (cookie, nr, ips[nr]) emitted when the task
+ * returns to user space; every sample taken in that kernel entry shares it.
+ *
+ * This module joins them.  Feed it every sample and every deferred record
+ * of a session in delivery order; it hands samples back to @deliver with
+ * complete callchains (kernel frames, PERF_CONTEXT_USER, user frames):
+ *
+ *  - Matching is keyed by (machine, tid, cookie) and is O(1): one hash
+ *    lookup per sample or record, no rescans, no re-parsing per record.
+ *
+ *  - A record may precede samples of its own kernel entry (samples taken in
+ *    the unwind path itself are timestamped after it): each task keeps its
+ *    latest record for a window so these still stitch ("stitched late").
+ *
+ *  - A sample waits for its record until the record comes, or until the
+ *    stream proves it never will: the task exits, a record of a later kernel
+ *    entry of the same task arrives, the pending cap evicts it, or the input
+ *    ends.  It then falls back to a frame pointer walk of the sample's user
+ *    stack snapshot (x86_64, PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER)
+ *    or, without one, ends with a bare PERF_CONTEXT_USER_DEFERRED, which
+ *    callchain resolution shows as "[user stack lost]".
+ *
+ *  - Samples are delivered in their own order through a reorder queue bounded
+ *    in time (window_ns after the oldest waiting sample) and in length
+ *    (max_queue).  A sample still waiting past those bounds is taken out of
+ *    the queue and delivered, late and counted, when its fate is known.
+ *
+ *  - Duplicate records (same task and cookie as one already seen, or older
+ *    than the task's latest record) are dropped and counted; a record whose
+ *    nr does not fit its size is rejected by sample parsing before it gets
+ *    here.
+ *
+ * Memory: the waiting samples themselves (bounded by max_pending), the
+ * samples held in the reorder queue (bounded by max_queue and the window),
+ * and per task one record kept for at most window_ns.
+ *
+ * Nothing here depends on the sample order within the file other than that
+ * the caller delivers events in time order (ordered_events); without it the
+ * queue keeps arrival order.
+ */
+
+union perf_event;
+struct perf_sample;
+struct machine;
+struct evlist;
+struct deferred_callchain;
+
+struct deferred_callchain_stats {
+	u64 samples;		/* samples carrying PERF_CONTEXT_USER_DEFERRED */
+	u64 records;		/* PERF_RECORD_CALLCHAIN_DEFERRED accepted */
+	u64 stitched;		/* samples merged with a record that followed them */
+	u64 stitched_late;	/* samples merged with a record that preceded them */
+	u64 fallback_fp;	/* no record: user frames walked from the snapshot */
+	u64 lost;		/* no record and no snapshot: "[user stack lost]" */
+	u64 delivered_late;	/* delivered after later samples (outside window) */
+	u64 evicted;		/* released early by the pending cap */
+	u64 exited;		/* of the lost/fallback ones: their task exited */
+	u64 duplicates;		/* records dropped as duplicates or stale */
+	u64 orphans;		/* records no sample matched */
+	u64 no_tid;		/* records without a task id (no sample_id_all) */
+	u64 max_pending;	/* most samples waiting for a record at once */
+	u64 max_queued;		/* most samples held by the reorder queue at once */
+};
+
+struct deferred_callchain_config {
+	u64 window_ns;		/* reorder window, and how long a record is kept */
+	u64 max_queue;		/* samples held for ordering, at most */
+	u64 max_pending;	/* samples waiting for their record, at most */
+	/*
+	 * Events arrive in time order (ordered_events): only then does a
+	 * record of a later kernel entry prove an earlier one lost.
+	 */
+	bool ordered;
+};
+
+/* Defaults, chosen from real 7.2 recordings: records came <= ~100 ms late. */
+#define DEFERRED_CALLCHAIN_WINDOW_NS	(250ULL * 1000 * 1000)
+#define DEFERRED_CALLCHAIN_MAX_QUEUE	(256 * 1024)
+#define DEFERRED_CALLCHAIN_MAX_PENDING	(1024 * 1024)
+
+/*
+ * Called for every sample leaving the module, in order.  @sample is parsed
+ * from the queued copy of @event; its callchain may point to memory owned by
+ * the module, valid until the callback returns.
+ */
+typedef int (*deferred_callchain__deliver_t)(struct deferred_callchain *dc,
+					      union perf_event *event,
+					      struct perf_sample *sample,
+					      struct machine *machine,
+					      void *data);
+
+struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
+						   deferred_callchain__deliver_t deliver,
+						   void *data);
+void deferred_callchain__delete(struct deferred_callchain *dc);
+
+/* Read the perf config keys callchain.defer-{window,queue,max-pending}. */
+void deferred_callchain__read_config(struct deferred_callchain_config *config);
+void deferred_callchain__set_config(struct deferred_callchain *dc,
+				    const struct deferred_callchain_config *config);
+
+/*
+ * Every PERF_RECORD_SAMPLE of the session (deferred or not), so that order is
+ * kept, and every PERF_RECORD_EXIT: it proves that the task's waiting samples
+ * get no record, and it is held back until the task's samples have gone out,
+ * so that they are not resolved against a thread that is already gone.
+ */
+int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *event,
+			      struct perf_sample *sample, struct machine *machine);
+/* A PERF_RECORD_CALLCHAIN_DEFERRED, already parsed into @sample. */
+int deferred_callchain__record(struct deferred_callchain *dc, union perf_event *event,
+			       struct perf_sample *sample, struct machine *machine);
+/* End of input: deliver everything still held. */
+int deferred_callchain__flush(struct deferred_callchain *dc);
+
+const struct deferred_callchain_stats *
+deferred_callchain__stats(const struct deferred_callchain *dc);
+/* True when anything deferred was seen at all. */
+bool deferred_callchain_stats__any(const struct deferred_callchain_stats *stats);
+size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *stats,
+					 FILE *fp, const char *prefix);
+/* One-line warning when many samples lost their user stack; NULL if none. */
+const char *deferred_callchain_stats__warning(const struct deferred_callchain_stats *stats,
+					      char *buf, size_t size);
+
+#endif /* __PERF_DEFERRED_CALLCHAIN_H */
