@@ -164,7 +164,7 @@ def diff(pristine, tree, rel):
                        stdout=subprocess.PIPE)
     if r.returncode > 1:
         die('diff failed on ' + rel)
-    return r.stdout
+    return ('diff --git a/%s b/%s\n' % (rel, rel)).encode() + r.stdout
 
 
 def preamble(patch):
@@ -173,7 +173,7 @@ def preamble(patch):
         return b''
     head = []
     for line in open(patch, 'rb'):
-        if line.startswith(b'--- '):
+        if line.startswith((b'--- ', b'diff --git ')):
             break
         head.append(line)
     return b''.join(head)

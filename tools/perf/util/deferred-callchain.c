@@ -32,6 +32,12 @@
 
 /* The kernel never emits more than this many deferred user entries. */
 #define DC_MAX_USER_FRAMES	512
+/*
+ * Records kept per task for samples that come after them: those of the
+ * unwind path, and samples that ordered_events could only deliver late (on
+ * real 7.2 data, a sample came after the record of the next kernel entry).
+ */
+#define DC_TASK_RECORDS		4
 
 /* One PERF_RECORD_CALLCHAIN_DEFERRED, shared by every sample it stitches. */
 struct dc_record {
@@ -52,8 +58,9 @@ enum dc_state {
 
 struct dc_task {
 	struct list_head	pending;	/* dc_entry.task_node, oldest first */
-	struct list_head	recent_node;	/* in dc->recent while ->rec is kept */
-	struct dc_record	*rec;		/* latest record, kept window_ns */
+	struct list_head	recent_node;	/* in dc->recent while ->recs are kept */
+	struct dc_record	*recs[DC_TASK_RECORDS];	/* newest first, kept window_ns */
+	int			nr_recs;
 	u64			last_cookie;	/* latest record, even once dropped */
 	u64			last_time;
 	bool			have_last;
@@ -217,11 +224,37 @@ static struct dc_task *dc_task__find(struct deferred_callchain *dc,
 	return task;
 }
 
-static void dc_task__drop_record(struct deferred_callchain *dc, struct dc_task *task)
+static void dc_task__drop_records(struct deferred_callchain *dc, struct dc_task *task)
 {
 	list_del_init(&task->recent_node);
-	dc_record__put(dc, task->rec);
-	task->rec = NULL;
+	while (task->nr_recs)
+		dc_record__put(dc, task->recs[--task->nr_recs]);
+}
+
+static struct dc_record *dc_task__find_record(struct dc_task *task, u64 cookie)
+{
+	int i;
+
+	for (i = 0; i < task->nr_recs; i++) {
+		if (task->recs[i]->cookie == cookie)
+			return task->recs[i];
+	}
+	return NULL;
+}
+
+/* Keep @rec for samples that come after it; the task is now the newest. */
+static void dc_task__keep_record(struct deferred_callchain *dc, struct dc_task *task,
+				 struct dc_record *rec)
+{
+	int i = task->nr_recs;
+
+	if (i == DC_TASK_RECORDS)
+		dc_record__put(dc, task->recs[--i]);
+	for (; i > 0; i--)
+		task->recs[i] = task->recs[i - 1];
+	task->recs[0] = dc_record__get(rec);
+	task->nr_recs = min(task->nr_recs + 1, DC_TASK_RECORDS);
+	list_move_tail(&task->recent_node, &dc->recent);
 }
 
 static int dc__chain_reserve(struct deferred_callchain *dc, size_t nr)
@@ -389,9 +422,9 @@ static int dc__drain(struct deferred_callchain *dc, bool all)
 	while (!list_empty(&dc->recent)) {
 		struct dc_task *task = list_first_entry(&dc->recent, struct dc_task, recent_node);
 
-		if (!all && dc->now - task->rec->time <= window)
+		if (!all && dc->now - task->recs[0]->time <= window)
 			break;
-		dc_task__drop_record(dc, task);
+		dc_task__drop_records(dc, task);
 	}
 
 	while (!list_empty(&dc->queue)) {
@@ -425,7 +458,7 @@ static void dc__advance(struct deferred_callchain *dc, u64 time)
 static void dc_task__free(struct deferred_callchain *dc, struct dc_task *task)
 {
 	hashmap__delete(dc->tasks, task->key, NULL, NULL);
-	dc_task__drop_record(dc, task);
+	dc_task__drop_records(dc, task);
 	free(task);
 }
 
@@ -452,6 +485,7 @@ static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine,
 int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *event,
 			      struct perf_sample *sample, struct machine *machine)
 {
+	struct dc_record *rec;
 	struct dc_entry *e;
 	struct dc_task *task;
 	int ret = 0;
@@ -484,10 +518,11 @@ int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *e
 			free(e);
 			return -ENOMEM;
 		}
-		if (task->rec && task->rec->cookie == e->cookie) {
+		rec = dc_task__find_record(task, e->cookie);
+		if (rec) {
 			/* Taken in the unwind path, after its own record. */
-			e->rec = dc_record__get(task->rec);
-			task->rec->used = true;
+			e->rec = dc_record__get(rec);
+			rec->used = true;
 			e->state = DC_STITCHED;
 			dc->stats.stitched_late++;
 		} else {
@@ -516,18 +551,6 @@ int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *e
 	return ret ?: dc__drain(dc, false);
 }
 
-/* Is there a waiting sample of @task with @cookie? */
-static bool dc_task__waits_for(struct dc_task *task, u64 cookie)
-{
-	struct dc_entry *e;
-
-	list_for_each_entry(e, &task->pending, task_node) {
-		if (e->cookie == cookie)
-			return true;
-	}
-	return false;
-}
-
 int deferred_callchain__record(struct deferred_callchain *dc,
 			       union perf_event *event __maybe_unused,
 			       struct perf_sample *sample, struct machine *machine)
@@ -550,17 +573,16 @@ int deferred_callchain__record(struct deferred_callchain *dc,
 	if (!task)
 		return -ENOMEM;
 	/*
-	 * The kernel emits one record per kernel entry, in order.  The same
-	 * cookie again, or a record older than the latest one, is a duplicate
-	 * (seen after FINISHED_ROUND on real 7.2 kernels), unless samples still
-	 * wait for that cookie.
+	 * The kernel emits one record per kernel entry.  The same cookie again
+	 * is a duplicate (seen after FINISHED_ROUND on real 7.2 kernels).
 	 */
-	stale = task->have_last && (cookie == task->last_cookie ||
-				    sample->time < task->last_time);
-	if (stale && !dc_task__waits_for(task, cookie)) {
+	if (dc_task__find_record(task, cookie) ||
+	    (task->have_last && cookie == task->last_cookie)) {
 		dc->stats.duplicates++;
 		return 0;
 	}
+	/* Older than the newest record: delivered late, proves nothing. */
+	stale = task->have_last && sample->time < task->last_time;
 	dc->stats.records++;
 
 	rec = malloc(sizeof(*rec) + nr * sizeof(u64));
@@ -585,16 +607,13 @@ int deferred_callchain__record(struct deferred_callchain *dc,
 			break;
 	}
 
-	if (stale) {
-		dc_record__put(dc, rec);
-	} else {
-		dc_task__drop_record(dc, task);
-		task->rec = rec;
+	dc_task__keep_record(dc, task, rec);
+	if (!stale) {
 		task->last_cookie = cookie;
 		task->last_time = rec->time;
 		task->have_last = true;
-		list_add_tail(&task->recent_node, &dc->recent);
 	}
+	dc_record__put(dc, rec);
 	return ret ?: dc__drain(dc, false);
 }
 
@@ -629,7 +648,7 @@ void deferred_callchain__delete(struct deferred_callchain *dc)
 	hashmap__for_each_entry_safe(dc->tasks, cur, tmp_entry, bkt) {
 		struct dc_task *task = cur->pvalue;
 
-		dc_record__put(dc, task->rec);
+		dc_task__drop_records(dc, task);
 		free(task);
 	}
 	hashmap__free(dc->tasks);

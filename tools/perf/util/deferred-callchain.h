@@ -22,8 +22,9 @@
  *    lookup per sample or record, no rescans, no re-parsing per record.
  *
  *  - A record may precede samples of its own kernel entry (samples taken in
- *    the unwind path itself are timestamped after it): each task keeps its
- *    latest record for a window so these still stitch ("stitched late").
+ *    the unwind path itself are timestamped after it, and ordered_events may
+ *    deliver a sample late): each task keeps its last few records for a
+ *    window so these still stitch ("stitched late").
  *
  *  - A sample waits for its record until the record comes, or until the
  *    stream proves it never will: the task exits, a record of a later kernel
@@ -38,14 +39,13 @@
  *    (max_queue).  A sample still waiting past those bounds is taken out of
  *    the queue and delivered, late and counted, when its fate is known.
  *
- *  - Duplicate records (same task and cookie as one already seen, or older
- *    than the task's latest record) are dropped and counted; a record whose
- *    nr does not fit its size is rejected by sample parsing before it gets
- *    here.
+ *  - Duplicate records (same task and cookie as one kept) are dropped and
+ *    counted; a record whose nr does not fit its size is rejected by sample
+ *    parsing before it gets here.
  *
  * Memory: the waiting samples themselves (bounded by max_pending), the
  * samples held in the reorder queue (bounded by max_queue and the window),
- * and per task one record kept for at most window_ns.
+ * and per task a few records kept for at most window_ns.
  *
  * Nothing here depends on the sample order within the file other than that
  * the caller delivers events in time order (ordered_events); without it the

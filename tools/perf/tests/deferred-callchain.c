@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests of util/deferred-callchain.c: the stitcher is driven directly with
+ * hand-built samples and PERF_RECORD_CALLCHAIN_DEFERRED records, as a session
+ * would feed it, and what it delivers is checked sample by sample.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/kernel.h>
+#include <linux/perf_event.h>
+#include <linux/zalloc.h>
+
+#include "debug.h"
+#include "deferred-callchain.h"
+#include "event.h"
+#include "evlist.h"
+#include "evsel.h"
+#include "sample.h"
+#include "tests.h"
+#include "../../arch/x86/include/uapi/asm/perf_regs.h"
+
+#define KIP	0xffffffff81000000ULL	/* kernel frames */
+#define UIP	0x0000555555550000ULL	/* user frames */
+#define MAX_OUT	64
+#define MS	1000000ULL
+
+struct delivered {
+	u32 tid;
+	u64 time;
+	u16 type;
+	u64 nr;
+	u64 ips[32];
+};
+
+struct fixture {
+	struct evlist *evlist;
+	struct evsel *evsel;
+	struct deferred_callchain *dc;
+	struct delivered out[MAX_OUT];
+	int nr_out;
+	u64 buf[1024];
+};
+
+static int collect(struct deferred_callchain *dc __maybe_unused, union perf_event *event,
+		   struct perf_sample *sample, struct machine *machine __maybe_unused,
+		   void *data)
+{
+	struct fixture *f = data;
+	struct delivered *d;
+
+	if (f->nr_out == MAX_OUT)
+		return -ENOSPC;
+	d = &f->out[f->nr_out++];
+	d->tid = sample->tid;
+	d->time = sample->time;
+	d->type = event->header.type;
+	d->nr = 0;
+	if (event->header.type == PERF_RECORD_SAMPLE) {
+		d->nr = min_t(u64, sample->callchain->nr, ARRAY_SIZE(d->ips));
+		memcpy(d->ips, sample->callchain->ips, d->nr * sizeof(u64));
+	}
+	return 0;
+}
+
+static u64 sample_type(bool snapshot)
+{
+	u64 type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+
+	if (snapshot)
+		type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	return type;
+}
+
+static int fixture__init(struct fixture *f, bool snapshot,
+			 const struct deferred_callchain_config *config)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_type = sample_type(snapshot),
+		.sample_id_all = 1,
+		.defer_callchain = 1,
+		.defer_output = 1,
+	};
+
+	memset(f, 0, sizeof(*f));
+	if (snapshot) {
+		attr.sample_regs_user = (1ULL << PERF_REG_X86_BP) | (1ULL << PERF_REG_X86_SP) |
+					(1ULL << PERF_REG_X86_IP);
+		attr.sample_stack_user = 256;
+	}
+	f->evlist = evlist__new();
+	f->evsel = evsel__new(&attr);
+	if (!f->evlist || !f->evsel)
+		return -ENOMEM;
+	evlist__add(f->evlist, f->evsel);
+	f->dc = deferred_callchain__new(f->evlist, collect, f);
+	if (!f->dc)
+		return -ENOMEM;
+	if (config)
+		deferred_callchain__set_config(f->dc, config);
+	return 0;
+}
+
+static void fixture__exit(struct fixture *f)
+{
+	deferred_callchain__delete(f->dc);
+	evlist__put(f->evlist);
+}
+
+/* Parse @event as a session does, then hand it to the stitcher. */
+static int feed(struct fixture *f, union perf_event *event)
+{
+	struct perf_sample sample;
+	int ret;
+
+	perf_sample__init(&sample, /*all=*/true);
+	ret = evsel__parse_sample(f->evsel, event, &sample);
+	if (!ret) {
+		if (event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED)
+			ret = deferred_callchain__record(f->dc, event, &sample, NULL);
+		else
+			ret = deferred_callchain__queue(f->dc, event, &sample, NULL);
+	}
+	perf_sample__exit(&sample);
+	return ret;
+}
+
+/*
+ * A sample taken in the kernel (@nr_kernel frames; 0: in user mode) whose
+ * user part is deferred under @cookie.  With @stack, a user register and
+ * stack snapshot follows: a frame pointer chain of @stack[0] frames.
+ */
+static int sample(struct fixture *f, u32 tid, u64 time, int nr_kernel, u64 cookie,
+		  const u64 *stack)
+{
+	u64 *p = f->buf + 1;
+	union perf_event *event = (union perf_event *)f->buf;
+	int i;
+
+	*p++ = nr_kernel ? KIP : UIP;			/* ip */
+	*p++ = ((u64)tid << 32) | tid;			/* pid, tid */
+	*p++ = time;
+	*p++ = (nr_kernel ? nr_kernel + 1 : 0) + 2;	/* callchain nr */
+	if (nr_kernel) {
+		*p++ = PERF_CONTEXT_KERNEL;
+		for (i = 0; i < nr_kernel; i++)
+			*p++ = KIP + i;
+	}
+	*p++ = PERF_CONTEXT_USER_DEFERRED;
+	*p++ = cookie;
+	if (stack) {
+		/* regs: abi, bp, sp, ip; then size, data[256], dyn_size */
+		u64 sp = 0x7ffd0000;
+
+		*p++ = PERF_SAMPLE_REGS_ABI_64;
+		*p++ = sp + 16;
+		*p++ = sp;
+		*p++ = UIP + 0x100;
+		*p++ = 256;
+		memset(p, 0, 256);
+		/* frames at sp+16, sp+32, ...: saved bp, return address */
+		for (i = 0; i < (int)stack[0]; i++) {
+			p[2 + 2 * i] = sp + 16 * (i + 2);
+			p[3 + 2 * i] = UIP + 0x200 + i;
+		}
+		/* the last frame's saved bp points out of the snapshot */
+		p[2 + 2 * (i - 1)] = sp + 4096;
+		p += 256 / sizeof(u64);
+		*p++ = 256;
+	}
+	event->header.type = PERF_RECORD_SAMPLE;
+	event->header.misc = nr_kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	event->header.size = (u8 *)p - (u8 *)f->buf;
+	return feed(f, event);
+}
+
+/* The record of one kernel entry: @nr user frames UIP+1.. */
+static int record(struct fixture *f, u32 tid, u64 time, u64 cookie, u64 nr)
+{
+	union perf_event *event = (union perf_event *)f->buf;
+	u64 *p = f->buf + 1;
+	u64 i;
+
+	*p++ = cookie;
+	*p++ = nr;
+	for (i = 0; i < nr; i++)
+		*p++ = UIP + 1 + i;
+	*p++ = ((u64)tid << 32) | tid;	/* sample_id: pid, tid */
+	*p++ = time;			/* sample_id: time */
+	event->header.type = PERF_RECORD_CALLCHAIN_DEFERRED;
+	event->header.misc = PERF_RECORD_MISC_USER;
+	event->header.size = (u8 *)p - (u8 *)f->buf;
+	return feed(f, event);
+}
+
+static int task_exit(struct fixture *f, u32 tid, u64 time)
+{
+	union perf_event *event = (union perf_event *)f->buf;
+	u64 *p;
+
+	memset(f->buf, 0, sizeof(f->buf));
+	event->fork.pid = event->fork.tid = tid;
+	event->fork.ppid = event->fork.ptid = 1;
+	event->fork.time = time;
+	p = (u64 *)((u8 *)f->buf + sizeof(struct perf_record_fork));
+	*p++ = ((u64)tid << 32) | tid;
+	*p++ = time;
+	event->header.type = PERF_RECORD_EXIT;
+	event->header.size = (u8 *)p - (u8 *)f->buf;
+	return feed(f, event);
+}
+
+/* Does delivered sample @d end with @nr_user stitched user frames? */
+static bool stitched(const struct delivered *d, u64 nr_user)
+{
+	u64 i, base;
+
+	if (d->type != PERF_RECORD_SAMPLE || d->nr < nr_user + 1)
+		return false;
+	base = d->nr - nr_user;
+	if (d->ips[base - 1] != PERF_CONTEXT_USER)
+		return false;
+	for (i = 0; i < nr_user; i++) {
+		if (d->ips[base + i] != UIP + 1 + i)
+			return false;
+	}
+	return true;
+}
+
+static bool lost(const struct delivered *d)
+{
+	return d->nr && d->ips[d->nr - 1] == PERF_CONTEXT_USER_DEFERRED;
+}
+
+static const struct deferred_callchain_stats *stats(struct fixture *f)
+{
+	return deferred_callchain__stats(f->dc);
+}
+
+#define CHECK(cond) TEST_ASSERT_VAL(#cond, cond)
+
+static int test__deferred_in_order(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct fixture f;
+
+	CHECK(!fixture__init(&f, false, NULL));
+	CHECK(!sample(&f, 10, 1 * MS, 3, 0x100000001, NULL));
+	CHECK(!sample(&f, 10, 2 * MS, 0, 0x100000001, NULL));
+	CHECK(f.nr_out == 0);
+	CHECK(!record(&f, 10, 3 * MS, 0x100000001, 4));
+	CHECK(!deferred_callchain__flush(f.dc));
+	CHECK(f.nr_out == 2);
+	CHECK(stitched(&f.out[0], 4) && f.out[0].nr == 4 + 4 + 1);
+	CHECK(f.out[0].ips[0] == PERF_CONTEXT_KERNEL);
+	/* A user-mode sample is just the user frames. */
+	CHECK(stitched(&f.out[1], 4) && f.out[1].nr == 5);
+	CHECK(f.out[0].time < f.out[1].time);
+	CHECK(stats(&f)->stitched == 2 && stats(&f)->records == 1);
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static int test__deferred_late(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct fixture f;
+
+	/* Samples of the unwind path come after their own record. */
+	CHECK(!fixture__init(&f, false, NULL));
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0x200000001, NULL));
+	CHECK(!record(&f, 10, 2 * MS, 0x200000001, 3));
+	CHECK(!sample(&f, 10, 3 * MS, 5, 0x200000001, NULL));
+	CHECK(!deferred_callchain__flush(f.dc));
+	CHECK(f.nr_out == 2);
+	CHECK(stitched(&f.out[0], 3) && stitched(&f.out[1], 3));
+	CHECK(stats(&f)->stitched == 1 && stats(&f)->stitched_late == 1);
+	CHECK(stats(&f)->orphans == 0);
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static int test__deferred_duplicate(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct fixture f;
+
+	CHECK(!fixture__init(&f, false, NULL));
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0x300000001, NULL));
+	CHECK(!record(&f, 10, 2 * MS, 0x300000001, 3));
+	CHECK(!record(&f, 10, 2 * MS, 0x300000001, 3));
+	CHECK(!sample(&f, 10, 3 * MS, 2, 0x400000001, NULL));
+	CHECK(!record(&f, 10, 4 * MS, 0x400000001, 2));
+	/* An old record showing up again after a newer one. */
+	CHECK(!record(&f, 10, 2 * MS, 0x300000001, 3));
+	CHECK(!deferred_callchain__flush(f.dc));
+	CHECK(f.nr_out == 2);
+	CHECK(stitched(&f.out[0], 3) && stitched(&f.out[1], 2));
+	CHECK(stats(&f)->duplicates == 2 && stats(&f)->records == 2);
+	CHECK(stats(&f)->stitched == 2);
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static int test__deferred_lost(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct fixture f;
+
+	/* A record of a later kernel entry proves the earlier one lost. */
+	CHECK(!fixture__init(&f, false, NULL));
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0x500000001, NULL));
+	CHECK(!sample(&f, 10, 2 * MS, 2, 0x600000001, NULL));
+	CHECK(!record(&f, 10, 3 * MS, 0x600000001, 2));
+	CHECK(f.nr_out == 2);
+	CHECK(lost(&f.out[0]) && f.out[0].nr == 2 + 1 + 1);
+	CHECK(stitched(&f.out[1], 2));
+	/* A record nobody waits for, then the end of input. */
+	CHECK(!sample(&f, 11, 4 * MS, 1, 0x700000001, NULL));
+	CHECK(!record(&f, 12, 5 * MS, 0x800000001, 1));
+	CHECK(!deferred_callchain__flush(f.dc));
+	CHECK(f.nr_out == 3 && lost(&f.out[2]));
+	CHECK(stats(&f)->lost == 2 && stats(&f)->stitched == 1);
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static int test__deferred_exit(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct fixture f;
+
+	CHECK(!fixture__init(&f, false, NULL));
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0x900000001, NULL));
+	CHECK(!sample(&f, 11, 2 * MS, 2, 0xa00000001, NULL));
+	CHECK(!task_exit(&f, 10, 3 * MS));
+	/* Tid 10 gets no record; the EXIT stays behind tid 11's sample. */
+	CHECK(f.nr_out == 1 && f.out[0].tid == 10 && lost(&f.out[0]));
+	CHECK(!record(&f, 11, 4 * MS, 0xa00000001, 1));
+	CHECK(f.nr_out == 3);
+	CHECK(f.out[1].tid == 11 && stitched(&f.out[1], 1));
+	CHECK(f.out[2].type == PERF_RECORD_EXIT);
+	CHECK(stats(&f)->exited == 1 && stats(&f)->lost == 1);
+	CHECK(!deferred_callchain__flush(f.dc));
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static int test__deferred_window(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct deferred_callchain_config config;
+	struct fixture f;
+
+	deferred_callchain__read_config(&config);
+	config.window_ns = 10 * MS;
+	CHECK(!fixture__init(&f, false, &config));
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0xb00000001, NULL));
+	CHECK(!sample(&f, 11, 2 * MS, 2, 0xc00000001, NULL));
+	CHECK(!record(&f, 11, 3 * MS, 0xc00000001, 1));
+	CHECK(f.nr_out == 0);
+	/* Past the window the waiting sample stops holding the others. */
+	CHECK(!sample(&f, 11, 20 * MS, 2, 0xd00000001, NULL));
+	CHECK(f.nr_out == 1 && f.out[0].tid == 11);
+	/* Its record comes at last (a task blocked in a syscall). */
+	CHECK(!record(&f, 10, 2000 * MS, 0xb00000001, 2));
+	CHECK(f.nr_out == 2 && f.out[1].tid == 10 && stitched(&f.out[1], 2));
+	CHECK(stats(&f)->delivered_late == 1 && stats(&f)->stitched == 2);
+	CHECK(!deferred_callchain__flush(f.dc));
+	CHECK(f.nr_out == 3 && lost(&f.out[2]));
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static int test__deferred_cap(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct deferred_callchain_config config;
+	struct fixture f;
+	u32 tid;
+
+	deferred_callchain__read_config(&config);
+	config.max_pending = 4;
+	config.max_queue = 6;
+	CHECK(!fixture__init(&f, false, &config));
+	for (tid = 1; tid <= 10; tid++)
+		CHECK(!sample(&f, tid, tid * MS, 1, 0x1000000000ULL | tid, NULL));
+	CHECK(stats(&f)->evicted == 6 && stats(&f)->max_pending == 5);
+	CHECK(stats(&f)->max_queued <= 7);
+	CHECK(!record(&f, 10, 11 * MS, 0x1000000000ULL | 10, 1));
+	CHECK(!deferred_callchain__flush(f.dc));
+	CHECK(f.nr_out == 10);
+	CHECK(stitched(&f.out[9], 1) && f.out[9].tid == 10);
+	CHECK(lost(&f.out[0]) && stats(&f)->lost == 9);
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static int test__deferred_cross_cpu(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct fixture f;
+	int i;
+
+	/* Interleaved tasks, records arriving in another order. */
+	CHECK(!fixture__init(&f, false, NULL));
+	CHECK(!sample(&f, 20, 1 * MS, 2, 0x11, NULL));
+	CHECK(!sample(&f, 21, 2 * MS, 2, 0x12, NULL));
+	CHECK(!sample(&f, 20, 3 * MS, 0, 0x11, NULL));
+	CHECK(!sample(&f, 22, 4 * MS, 3, 0x13, NULL));
+	CHECK(!record(&f, 22, 5 * MS, 0x13, 3));
+	CHECK(!record(&f, 21, 6 * MS, 0x12, 2));
+	CHECK(f.nr_out == 0);
+	CHECK(!record(&f, 20, 7 * MS, 0x11, 1));
+	CHECK(f.nr_out == 4);
+	for (i = 1; i < f.nr_out; i++)
+		CHECK(f.out[i - 1].time < f.out[i].time);
+	CHECK(stitched(&f.out[0], 1) && stitched(&f.out[1], 2));
+	CHECK(stitched(&f.out[2], 1) && stitched(&f.out[3], 3));
+	CHECK(!deferred_callchain__flush(f.dc));
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static int test__deferred_malformed(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	union perf_event *event;
+	struct perf_sample data;
+	struct fixture f;
+	u64 *p;
+
+	CHECK(!fixture__init(&f, false, NULL));
+	event = (union perf_event *)f.buf;
+	/* nr = 0 is legal: a task with no user frames to show. */
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0x21, NULL));
+	CHECK(!record(&f, 10, 2 * MS, 0x21, 0));
+	CHECK(f.nr_out == 1 && f.out[0].nr == 3);
+	/* nr beyond the record's size must not be read. */
+	p = f.buf + 1;
+	*p++ = 0x22;
+	*p++ = 1000;
+	*p++ = UIP;
+	*p++ = 10;
+	*p++ = 3 * MS;
+	event->header.type = PERF_RECORD_CALLCHAIN_DEFERRED;
+	event->header.misc = PERF_RECORD_MISC_USER;
+	event->header.size = (u8 *)p - (u8 *)f.buf;
+	perf_sample__init(&data, /*all=*/true);
+	CHECK(evsel__parse_sample(f.evsel, event, &data) == -EFAULT);
+	/* nr = 1, but no room left for the sample_id trailer. */
+	f.buf[2] = 1;
+	event->header.size -= 8;
+	CHECK(evsel__parse_sample(f.evsel, event, &data) == -EFAULT);
+	/* Too short for even cookie and nr. */
+	event->header.size = sizeof(event->header) + 8;
+	CHECK(evsel__parse_sample(f.evsel, event, &data) == -EFAULT);
+	perf_sample__exit(&data);
+	/* A record with the 510 entries the kernel allows. */
+	CHECK(!sample(&f, 10, 4 * MS, 2, 0x23, NULL));
+	CHECK(!record(&f, 10, 5 * MS, 0x23, 510));
+	CHECK(!deferred_callchain__flush(f.dc));
+	CHECK(f.nr_out == 2 && f.out[1].nr == ARRAY_SIZE(f.out[1].ips));
+	CHECK(stats(&f)->stitched == 2);
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static int test__deferred_snapshot(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	const u64 frames[] = { 3 };
+	struct fixture f;
+	u64 *ips;
+
+	/* No record: the user stack snapshot is walked with frame pointers. */
+	CHECK(!fixture__init(&f, true, NULL));
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0x31, frames));
+	CHECK(!deferred_callchain__flush(f.dc));
+	CHECK(f.nr_out == 1);
+	ips = f.out[0].ips;
+	CHECK(f.out[0].nr == 3 + 1 + 1 + 3);
+	CHECK(ips[3] == PERF_CONTEXT_USER && ips[4] == UIP + 0x100);
+	CHECK(ips[5] == UIP + 0x200 && ips[6] == UIP + 0x201 && ips[7] == UIP + 0x202);
+	CHECK(stats(&f)->fallback_fp == 1 && stats(&f)->lost == 0);
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static struct test_case tests__deferred_callchain[] = {
+	TEST_CASE("Stitch samples followed by their record", deferred_in_order),
+	TEST_CASE("Stitch samples that follow their record", deferred_late),
+	TEST_CASE("Drop duplicate and stale records", deferred_duplicate),
+	TEST_CASE("Release samples whose record is lost", deferred_lost),
+	TEST_CASE("Release samples of an exiting task", deferred_exit),
+	TEST_CASE("Reorder window and late delivery", deferred_window),
+	TEST_CASE("Pending and queue caps", deferred_cap),
+	TEST_CASE("Interleaved tasks across CPUs", deferred_cross_cpu),
+	TEST_CASE("Malformed and boundary records", deferred_malformed),
+	TEST_CASE("Frame pointer walk of a stack snapshot", deferred_snapshot),
+	{	.name = NULL, }
+};
+
+struct test_suite suite__deferred_callchain = {
+	.desc = "Deferred callchains",
+	.test_cases = tests__deferred_callchain,
+};
