@@ -17,7 +17,7 @@ import unittest
 import common
 
 OURS = [
-    ('Deferred callchains', 10),
+    ('Deferred callchains', 11),
 ]
 
 UPSTREAM_SUBSET = [

@@ -343,6 +343,29 @@ static int test__deferred_exit(struct test_suite *t __maybe_unused, int s __mayb
 	return TEST_OK;
 }
 
+static int test__deferred_tid_reuse(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct fixture f;
+
+	CHECK(!fixture__init(&f, false, NULL));
+	CHECK(!sample(&f, 30, 1 * MS, 2, 0xe00000001, NULL));
+	CHECK(!sample(&f, 10, 2 * MS, 0, 0xf00000001, NULL));
+	CHECK(!record(&f, 10, 3 * MS, 0xf00000001, 1));
+	CHECK(!task_exit(&f, 10, 4 * MS));
+	CHECK(f.nr_out == 0);
+	/* Tid 10 is forked again: its old EXIT goes out before that. */
+	CHECK(!deferred_callchain__new_task(f.dc, NULL, 10));
+	CHECK(f.nr_out == 2 && f.out[0].tid == 10 && f.out[1].type == PERF_RECORD_EXIT);
+	CHECK(!deferred_callchain__new_task(f.dc, NULL, 10));
+	CHECK(f.nr_out == 2);
+	CHECK(!record(&f, 30, 5 * MS, 0xe00000001, 2));
+	CHECK(f.nr_out == 3 && f.out[2].tid == 30 && stitched(&f.out[2], 2));
+	CHECK(stats(&f)->delivered_late == 1);
+	CHECK(!deferred_callchain__flush(f.dc));
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
 static int test__deferred_window(struct test_suite *t __maybe_unused, int s __maybe_unused)
 {
 	struct deferred_callchain_config config;
@@ -485,6 +508,7 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("Drop duplicate and stale records", deferred_duplicate),
 	TEST_CASE("Release samples whose record is lost", deferred_lost),
 	TEST_CASE("Release samples of an exiting task", deferred_exit),
+	TEST_CASE("Held EXIT goes out before its tid is reused", deferred_tid_reuse),
 	TEST_CASE("Reorder window and late delivery", deferred_window),
 	TEST_CASE("Pending and queue caps", deferred_cap),
 	TEST_CASE("Interleaved tasks across CPUs", deferred_cross_cpu),

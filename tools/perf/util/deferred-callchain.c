@@ -69,13 +69,14 @@ struct dc_task {
 
 struct dc_entry {
 	struct list_head	queue_node;	/* dc->queue; empty once expired */
-	struct list_head	wait_node;	/* dc->waiting while DC_WAITING */
+	struct list_head	wait_node;	/* dc->waiting, or dc->exits */
 	struct list_head	task_node;	/* task->pending while DC_WAITING */
 	struct dc_record	*rec;
 	struct machine		*machine;
 	u64			time;
 	u64			cookie;
 	u64			file_offset;
+	int			tid;		/* of a held EXIT */
 	enum dc_state		state;
 	bool			exited;
 	u64			event[];	/* copy of the sample event */
@@ -90,7 +91,8 @@ struct deferred_callchain {
 	struct hashmap			*tasks;		/* key: machine pid, tid */
 	struct list_head		queue;		/* held for order, oldest first */
 	struct list_head		waiting;	/* DC_WAITING, oldest first */
-	struct list_head		recent;		/* tasks with ->rec, oldest first */
+	struct list_head		recent;		/* tasks with ->recs, oldest first */
+	struct list_head		exits;		/* EXITs held in the queue */
 	u64				nr_queued;
 	u64				nr_waiting;
 	u64				now;
@@ -135,6 +137,7 @@ struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 	INIT_LIST_HEAD(&dc->queue);
 	INIT_LIST_HEAD(&dc->waiting);
 	INIT_LIST_HEAD(&dc->recent);
+	INIT_LIST_HEAD(&dc->exits);
 	deferred_callchain__read_config(&dc->config);
 	return dc;
 }
@@ -380,6 +383,7 @@ out:
 
 static void dc_entry__free(struct deferred_callchain *dc, struct dc_entry *e)
 {
+	list_del(&e->wait_node);
 	dc_record__put(dc, e->rec);
 	free(e);
 }
@@ -509,6 +513,8 @@ int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *e
 			free(e);
 			return ret;
 		}
+		e->tid = event->fork.tid;
+		list_add_tail(&e->wait_node, &dc->exits);
 	} else if (sample->deferred_callchain && sample->callchain &&
 		   sample->callchain->nr >= 2) {
 		dc->stats.samples++;
@@ -617,6 +623,38 @@ int deferred_callchain__record(struct deferred_callchain *dc,
 	return ret ?: dc__drain(dc, false);
 }
 
+int deferred_callchain__new_task(struct deferred_callchain *dc, struct machine *machine,
+				 int tid)
+{
+	struct dc_entry *e, *exit = NULL;
+	bool done = false;
+	int ret = 0;
+
+	list_for_each_entry(e, &dc->exits, wait_node) {
+		if (e->tid == tid && e->machine == machine) {
+			exit = e;
+			break;
+		}
+	}
+	if (!exit)
+		return 0;
+	/*
+	 * The EXIT must remove the old thread, not the new one: deliver up to
+	 * it now, leaving samples that still wait to be delivered late.
+	 */
+	while (!done && !ret && !list_empty(&dc->queue)) {
+		e = list_first_entry(&dc->queue, struct dc_entry, queue_node);
+		list_del_init(&e->queue_node);
+		dc->nr_queued--;
+		if (e->state == DC_WAITING)
+			continue;
+		done = e == exit;
+		ret = dc_entry__deliver(dc, e);
+		dc_entry__free(dc, e);
+	}
+	return ret;
+}
+
 int deferred_callchain__flush(struct deferred_callchain *dc)
 {
 	struct dc_entry *e, *tmp;
@@ -639,10 +677,8 @@ void deferred_callchain__delete(struct deferred_callchain *dc)
 
 	if (!dc)
 		return;
-	list_for_each_entry_safe(e, tmp, &dc->queue, queue_node) {
-		list_del_init(&e->wait_node);
+	list_for_each_entry_safe(e, tmp, &dc->queue, queue_node)
 		dc_entry__free(dc, e);
-	}
 	list_for_each_entry_safe(e, tmp, &dc->waiting, wait_node)
 		dc_entry__free(dc, e);
 	hashmap__for_each_entry_safe(dc->tasks, cur, tmp_entry, bkt) {

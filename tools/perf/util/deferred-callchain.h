@@ -120,6 +120,13 @@ void deferred_callchain__set_config(struct deferred_callchain *dc,
  */
 int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *event,
 			      struct perf_sample *sample, struct machine *machine);
+/*
+ * Before a PERF_RECORD_FORK of @tid reaches the tool: an EXIT of an earlier
+ * task with the same tid that is still held must go out first, or it would
+ * remove the new thread.
+ */
+int deferred_callchain__new_task(struct deferred_callchain *dc, struct machine *machine,
+				 int tid);
 /* A PERF_RECORD_CALLCHAIN_DEFERRED, already parsed into @sample. */
 int deferred_callchain__record(struct deferred_callchain *dc, union perf_event *event,
 			       struct perf_sample *sample, struct machine *machine);
