@@ -159,7 +159,10 @@ def cmd_apply(pristine, tree, overlay):
 
 
 def diff(pristine, tree, rel):
-    r = subprocess.run(['diff', '-u', '--label', 'a/' + rel, '--label', 'b/' + rel,
+    # Blank context lines as empty lines: checkpatch, run on a tracked
+    # .patch as on source, would call ' ' trailing whitespace; patch(1)
+    # reads them as blank context.
+    r = subprocess.run(['diff', '-u', '--suppress-blank-empty', '--label', 'a/' + rel, '--label', 'b/' + rel,
                         os.path.join(pristine, rel), os.path.join(tree, rel)],
                        stdout=subprocess.PIPE)
     if r.returncode > 1:
