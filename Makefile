@@ -34,7 +34,7 @@ OUT_UP		:= $(B)/out-upstream
 OVERLAY_FILES	:= $(shell find tools -type f 2>/dev/null)
 
 .PHONY: all setup deps sources tree perf perf-upstream check demo patches \
-	patches-status reset clean distclean checkpatch
+	patches-status refresh-patches reset clean distclean checkpatch
 
 all: perf perf-upstream
 
@@ -78,6 +78,9 @@ patches:
 
 patches-status:
 	scripts/overlay.py status $(PRISTINE) $(TREE) .
+
+refresh-patches: $(PRISTINE)/.stamp
+	scripts/overlay.py refresh $(PRISTINE) $(TREE) .
 
 reset:
 	rm -f $(TREE)/.overlay-state

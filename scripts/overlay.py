@@ -5,6 +5,7 @@
   overlay.py apply   PRISTINE TREE OVERLAY   make TREE = PRISTINE + OVERLAY
   overlay.py patches PRISTINE TREE OVERLAY   write TREE's edits back to OVERLAY
   overlay.py status  PRISTINE TREE OVERLAY   what 'patches' would write
+  overlay.py refresh PRISTINE TREE OVERLAY   rewrite every patch from TREE
 
 OVERLAY is this repository: every file under its tools/ is either a new file
 at its upstream path or '<upstream file>.patch', a unified diff of that one
@@ -229,12 +230,26 @@ def cmd_patches(pristine, tree, overlay, dry):
             json.dump(state, f, indent=0, sort_keys=True)
 
 
+def cmd_refresh(pristine, tree, overlay):
+    """Regenerate every .patch from TREE (after a merge, or a diff format
+    change), keeping descriptions; TREE must be freshly applied."""
+    for rel in overlay_files(overlay):
+        if rel.endswith('.patch'):
+            dst = os.path.join(overlay, rel)
+            data = preamble(dst) + diff(pristine, tree, rel[:-len('.patch')])
+            with open(dst, 'wb') as f:
+                f.write(data)
+
+
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ('apply', 'patches', 'status'):
+    if len(sys.argv) != 5 or sys.argv[1] not in ('apply', 'patches', 'status', 'refresh'):
         die(__doc__)
     cmd, pristine, tree, overlay = sys.argv[1:]
     if cmd == 'apply':
         cmd_apply(pristine, tree, overlay)
+    elif cmd == 'refresh':
+        cmd_apply(pristine, tree, overlay)
+        cmd_refresh(pristine, tree, overlay)
     else:
         cmd_patches(pristine, tree, overlay, cmd == 'status')
 
