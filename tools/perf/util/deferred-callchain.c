@@ -475,13 +475,20 @@ static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine,
 
 	if (!task)
 		return 0;
+	/*
+	 * In file order (no ordered_events) the record may still come after
+	 * the EXIT, from another CPU's buffer: then the samples wait on.
+	 */
 	list_for_each_entry_safe(e, tmp, &task->pending, task_node) {
 		e->exited = true;
-		ret = dc__resolve(dc, e, NULL);
-		if (ret)
-			return ret;
+		if (dc->config.ordered) {
+			ret = dc__resolve(dc, e, NULL);
+			if (ret)
+				return ret;
+		}
 	}
-	dc_task__free(dc, task);
+	if (dc->config.ordered)
+		dc_task__free(dc, task);
 	return 0;
 }
 

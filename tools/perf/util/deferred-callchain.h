@@ -80,8 +80,9 @@ struct deferred_callchain_config {
 	u64 max_queue;		/* samples held for ordering, at most */
 	u64 max_pending;	/* samples waiting for their record, at most */
 	/*
-	 * Events arrive in time order (ordered_events): only then does a
-	 * record of a later kernel entry prove an earlier one lost.
+	 * Events arrive in time order (ordered_events): only then do a
+	 * record of a later kernel entry, or the task's EXIT, prove that a
+	 * sample's record is lost.
 	 */
 	bool ordered;
 };
