@@ -33,7 +33,7 @@ command -v dpkg-deb > /dev/null || die "dpkg-deb not found (Debian host needed t
 mkdir -p "$cache/debs" "$cache/guest"
 deb=$cache/debs/${pkg}_${want_pkg}_amd64.deb
 if [ ! -f "$deb" ]; then
-	APT_SUITE_DEST=$cache/debs "$top/scripts/apt-suite.sh" sid download "$pkg=$want_pkg" ||
+	APT_SUITE_DIR=${APT_SUITE_DIR:-$cache/apt} APT_SUITE_DEST=$cache/debs "$top/scripts/apt-suite.sh" sid download "$pkg=$want_pkg" ||
 		die "could not download $pkg $want_pkg from sid (no network? no longer in the archive?)"
 fi
 [ -f "$deb" ] || die "$deb missing after download"

@@ -30,7 +30,8 @@
 # Environment: PERF, CACHE_DIR (default <repo>/cache: kernel, base initramfs),
 # QEMU (default qemu-system-x86_64), GUEST_SMP (2), GUEST_MEM (2G),
 # GUEST_ACCEL (kvm when /dev/kvm is usable, else tcg,thread=multi),
-# GUEST_TRIES (3: boots again when the guest kernel oopsed, see below).
+# GUEST_TRIES (3: boots again when the guest kernel oopsed, see below),
+# GUEST_LOCK (/tmp/perf-guest-qemu.lock: one guest at a time per machine).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -62,7 +63,7 @@ script=$1
 
 command -v "$qemu" > /dev/null ||
 	setup_fail "$qemu not found: install qemu-system-x86 (scripts/install-deps.sh)"
-for t in cpio ldd timeout; do
+for t in cpio ldd timeout flock; do
 	command -v $t > /dev/null || setup_fail "$t not found (scripts/install-deps.sh)"
 done
 busybox=$(command -v busybox || true)
@@ -171,11 +172,19 @@ accel=${GUEST_ACCEL:-}
 if [ -z "$accel" ]; then
 	accel=tcg,thread=multi
 	if [ -r /dev/kvm ] && [ -w /dev/kvm ] &&
-	   "$qemu" -accel kvm -machine none -display none -S -monitor none \
-		   -daemonize -pidfile "$tmp/kvm.pid" > /dev/null 2>&1; then
-		kill "$(cat "$tmp/kvm.pid")" 2> /dev/null || true
+	   echo quit | timeout 20 "$qemu" -accel kvm -machine none -nodefaults \
+		   -display none -monitor stdio > /dev/null 2>&1; then
 		accel=kvm
 	fi
+fi
+
+# One guest at a time on this machine, whoever starts it: the CPUs are
+# shared, and TCG takes all it can get.
+lock=${GUEST_LOCK:-/tmp/perf-guest-qemu.lock}
+exec 9>> "$lock"
+if ! flock -n 9; then
+	echo "guest: waiting for the other guest to finish ($lock)" >&2
+	flock 9
 fi
 
 oops='BUG:|Oops|invalid opcode|general protection|Kernel panic'
