@@ -11,9 +11,10 @@ from common import run
 KERNEL_MIN = 0xffff800000000000
 USER_DEFERRED = 0xfffffffffffffd80      # PERF_CONTEXT_USER_DEFERRED
 LOST = '[user stack lost]'
-# dwork functions that only run below the recursion
-IN_RECURSION = {'recurse', 'work_loop', 'cheap_syscalls', 'long_read',
-                'user_spin', 'raw_syscall3', 'now', 'migrate'}
+# dwork functions that only run below the recursion (a sample whose
+# innermost dwork frame is recurse itself was taken on the way down or up)
+IN_RECURSION = {'work_loop', 'cheap_syscalls', 'long_read', 'user_spin',
+                'raw_syscall3', 'now', 'migrate'}
 
 _HEAD = re.compile(r'^(\S.*?)\s+(\d+)\s+(?:\[(\d+)\]\s+)?(\d+\.\d+):\s+(\S+):\s*$')
 _FRAME = re.compile(r'^\s+([0-9a-f]+) (.*) \((.*)\)$')
