@@ -1,0 +1,361 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Real Linux 7.2 in the loop: boot Debian's 7.2.13 cloud kernel in qemu
+(scripts/guest/run.sh), record the dwork workloads there with
+--call-graph fp,defer (and plain fp where comparing helps: record.sh), then
+check on the host, against the stacks the workloads are known to have, what
+our perf makes of the real PERF_RECORD_CALLCHAIN_DEFERRED records, and
+compare with perf-upstream on the same files.
+
+The guest boots once for the whole class. Without qemu (or without the
+kernel package) the class is skipped, except in CI (CI=true) where that is
+a failure. GUEST_KEEP=DIR keeps the recordings in DIR; GUEST_REUSE=DIR
+checks such recordings again without booting.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import common
+import callchains as cc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOADS = os.path.join(common.TOP, 'tests', 'workloads')
+RUNNER = os.path.join(common.TOP, 'scripts', 'guest', 'run.sh')
+CFLAGS = ['-O1', '-g', '-fno-omit-frame-pointer', '-mno-omit-leaf-frame-pointer',
+          '-pthread']
+DEFER_RUNS = ['st-defer', 'mt-defer', 'deep300-defer', 'deep600-defer',
+              'exit-defer', 'two-defer', 'sys-defer']
+# Kernel limit on user entries of one deferred record (on this kernel).
+DEFER_MAX = 510
+# Share of samples below the recursion allowed a wrong stack: a sample
+# taken on a prologue/epilogue instruction of recurse has one frame less.
+SLACK = 0.005
+
+
+def build_dwork(dest):
+    out = os.path.join(dest, 'dwork')
+    common.run(['gcc'] + CFLAGS + ['-o', out, os.path.join(WORKLOADS, 'dwork.c')])
+    return out
+
+
+def unavailable(why):
+    if os.environ.get('CI') == 'true':
+        raise AssertionError('guest tests cannot run in CI: ' + why)
+    raise unittest.SkipTest(why)
+
+
+def boot(script, workdir, outdir, timeout=330):
+    """scripts/guest/run.sh; a setup failure (125) skips, or fails in CI."""
+    env = dict(os.environ, PERF=common.PERF)
+    r = subprocess.run([RUNNER, '-o', outdir, '-w', workdir, '-t', str(timeout), script],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       errors='replace', env=env)
+    if r.returncode == 125:
+        unavailable('guest setup failed:\n' + r.stderr[-3000:])
+    if r.returncode != 0:
+        log = ''
+        p = os.path.join(outdir, 'guest.log')
+        if os.path.exists(p):
+            with open(p) as f:
+                log = f.read()[-3000:]
+        raise AssertionError('guest run exited %d\n%s\nguest.log:\n%s' %
+                             (r.returncode, r.stderr[-3000:], log))
+    return r
+
+
+class Checks:
+    """The checks, on recordings made by record.sh: cls.out holds NAME.data,
+    NAME.out, guest-kallsyms and dwork; cls.bid a build-id cache holding
+    dwork. Checks of recordings missing there are skipped."""
+    MIN_SAMPLES = 200
+    figures = {}
+
+    @classmethod
+    def init_caches(cls):
+        cls._samples = {}
+        cls._stats = {}
+        cls._cookies = {}
+
+    @classmethod
+    def print_figures(cls):
+        if cls.figures:
+            sys.stderr.write('\n%s figures:\n' % cls.__name__)
+            for k in sorted(cls.figures):
+                sys.stderr.write('  %-50s %s\n' % (k, cls.figures[k]))
+
+    def runs(self, names):
+        have = [n for n in names if os.path.exists(self.data(n))]
+        if not have:
+            self.skipTest('no %s recording here' % ' '.join(names))
+        return have
+
+    def need_runs(self, *names):
+        for n in names:
+            if not os.path.exists(self.data(n)):
+                self.skipTest('no %s recording here' % n)
+
+    def data(self, name):
+        if name == 'guest-uname':
+            return os.path.join(self.out, name)
+        return os.path.join(self.out, name + '.data')
+
+    def samples(self, name, perf=None):
+        perf = perf or common.PERF
+        key = (name, perf)
+        if key not in self._samples:
+            cpu = name.startswith(('mt-', 'sys-'))
+            self._samples[key] = cc.script(perf, self.data(name), self.kallsyms,
+                                           self.bid, cpu=cpu)
+        return self._samples[key]
+
+    def stats(self, name):
+        if name not in self._stats:
+            self._stats[name] = cc.stats(common.PERF, self.data(name))
+        return self._stats[name]
+
+    def cookies(self, name):
+        if name not in self._cookies:
+            self._cookies[name] = cc.cookies(common.PERF, self.data(name))
+        return self._cookies[name]
+
+    def depths(self, name):
+        return cc.thread_depths(os.path.join(self.out, name + '.out'))
+
+    def check_recursion(self, name, threads=False):
+        """Every sample of a dwork thread taken below its recursion has the
+        thread's depth and reaches main/thread_main; returns the samples."""
+        depths = self.depths(name)
+        self.assertTrue(depths, '%s: no thread lines from dwork' % name)
+        n = 0
+        bad = []
+        for s in self.samples(name):
+            if s.tid not in depths or not s.in_recursion():
+                continue
+            n += 1
+            idx, depth = depths[s.tid]
+            outer = 'thread_main' if threads and idx >= 0 else 'main'
+            why = cc.check_stack(s, depth, outer)
+            if why:
+                bad.append('%s tid %d t=%.6f: %s' % (name, s.tid, s.time, why))
+        self.assertGreater(n, self.MIN_SAMPLES, '%s: too few samples below the recursion' % name)
+        self.figures['%s: bad stacks' % name] = '%d of %d' % (len(bad), n)
+        self.assertLessEqual(len(bad), SLACK * n, '\n'.join(bad[:20]))
+        return n
+
+    # the guest
+
+    def test_guest_ran_72(self):
+        self.need_runs('guest-uname')
+        with open(os.path.join(self.out, 'guest-uname')) as f:
+            self.assertIn('7.2.13', f.read())
+        with open(os.path.join(self.out, 'status.txt')) as f:
+            status = [line.split()[:2] for line in f]
+        self.assertTrue(status)
+        for name, rc in status:
+            self.assertEqual(rc, '0', '%s: perf record exited %s' % (name, rc))
+
+    def test_records_present(self):
+        for name in self.runs(DEFER_RUNS):
+            st = self.stats(name)
+            self.assertIn('deferred records', st, name)
+            self.assertGreater(st['deferred records'], 0, name)
+            self.assertGreater(st['deferred samples'], 0, name)
+        for name in self.runs(['st-fp', 'mt-fp', 'deep300-fp']):
+            self.assertEqual(self.stats(name).get('deferred records', 0), 0, name)
+
+    # ground truth
+
+    def test_single_thread_recursion(self):
+        for name in self.runs(['st-defer', 'st-fp']):
+            self.check_recursion(name)
+
+    def test_threads_recursion(self):
+        self.need_runs('mt-defer')
+        self.check_recursion('mt-defer', threads=True)
+
+    def test_threads_migrate(self):
+        self.need_runs('mt-defer')
+        depths = self.depths('mt-defer')
+        cpus = {}
+        for s in self.samples('mt-defer'):
+            if s.tid in depths and s.in_recursion():
+                cpus.setdefault(s.tid, set()).add(s.cpu)
+        for tid in depths:
+            self.assertEqual(cpus.get(tid), {0, 1}, 'thread %d did not migrate' % tid)
+
+    def test_threads_counts_plausible(self):
+        """Per thread, the deferred recording has about the share of samples
+        the plain fp one has, and nearly all of them have their user stack."""
+        def shares(name):
+            d = self.depths(name)
+            cnt = {}
+            for s in self.samples(name):
+                if s.tid in d:
+                    cnt[d[s.tid][0]] = cnt.get(d[s.tid][0], 0) + 1
+            tot = sum(cnt.values())
+            return {k: v / tot for k, v in cnt.items()}
+        self.need_runs('mt-defer', 'mt-fp')
+        sd, sf = shares('mt-defer'), shares('mt-fp')
+        self.assertEqual(sorted(sd), sorted(sf))
+        for k in sd:
+            self.figures['mt thread %d share defer/fp' % k] = '%.3f/%.3f' % (sd[k], sf[k])
+            self.assertTrue(0.5 < sd[k] / sf[k] < 2, 'thread %d: %.3f vs %.3f' %
+                            (k, sd[k], sf[k]))
+        d = self.depths('mt-defer')
+        for tid in d:
+            ss = [s for s in self.samples('mt-defer') if s.tid == tid]
+            with_user = sum(s.has_user() for s in ss)
+            self.assertGreaterEqual(with_user, 0.9 * len(ss), 'tid %d' % tid)
+
+    def test_deep_beyond_127(self):
+        """Depth 300: fp (127 entries) never reaches main, deferred does."""
+        self.need_runs('deep300-defer', 'deep300-fp')
+        n = self.check_recursion('deep300-defer')
+        fp = [s for s in self.samples('deep300-fp') if s.in_recursion()]
+        self.assertGreater(len(fp), self.MIN_SAMPLES)
+        self.assertFalse([s for s in fp if any(f[1] == 'main' for f in s.user())])
+        self.figures['deep300: samples reaching main, defer'] = n
+
+    def test_deep_beyond_510(self):
+        """Depth 600: the deferred user stack stops at the kernel's limit."""
+        self.need_runs('deep600-defer')
+        lens = [len(s.user()) for s in self.samples('deep600-defer')
+                if s.in_recursion() and s.has_user()]
+        self.assertGreater(len(lens), self.MIN_SAMPLES)
+        self.figures['deep600: max user frames'] = max(lens)
+        self.assertEqual(max(lens), DEFER_MAX)
+        self.assertGreaterEqual(sum(n == DEFER_MAX for n in lens), 0.99 * len(lens))
+
+    def test_exit_loses_only_exiting(self):
+        """Threads that exit inside a syscall lose the stacks of the samples
+        taken on the way out, and only those."""
+        self.need_runs('exit-defer')
+        self.check_recursion('exit-defer', threads=True)
+        st = self.stats('exit-defer')
+        self.assertGreater(st['of which task exited'], 0)
+        lost = [s for s in self.samples('exit-defer') if s.lost()]
+        self.figures['exit: lost (stats / script)'] = '%d / %d' % (
+            st['user stack lost'], len(lost))
+        for s in lost:
+            k = [f[1] for f in s.kernel()]
+            self.assertTrue([x for x in k if 'exit' in x], 'lost, not exiting: %s' % k)
+
+    def test_two_events_share_records(self):
+        self.need_runs('two-defer')
+        ss = self.samples('two-defer')
+        ev = {}
+        for s in ss:
+            if s.in_recursion():
+                ev.setdefault(s.event, []).append(s)
+        self.assertEqual(sorted(ev), ['cpu-clock', 'task-clock'])
+        for e, lst in ev.items():
+            ok = sum(s.has_user() for s in lst)
+            self.assertGreaterEqual(ok, 0.99 * len(lst), e)
+        self.check_recursion('two-defer')
+        st = self.stats('two-defer')
+        # One record per cookie, whatever the number of events.
+        _, records, of_sample = self.cookies('two-defer')
+        self.assertEqual(records, st['deferred records'])
+        # Samples of both events share cookies, and then get the same stack.
+        by_cookie = {}
+        for s in ss:
+            c = of_sample.get((s.ns, s.tid))
+            if c is not None:
+                by_cookie.setdefault(c, []).append(s)
+        both = 0
+        for c, lst in by_cookie.items():
+            if len({s.event for s in lst}) < 2:
+                continue
+            both += 1
+            stacks = {tuple(f[0] for f in s.user()) for s in lst if s.has_user()}
+            self.assertLessEqual(len(stacks), 1, 'cookie %#x: %d user stacks' %
+                                 (c, len(stacks)))
+        self.figures['two: cookies shared by both events'] = '%d of %d' % (
+            both, len(by_cookie))
+        self.assertGreater(both, 0.2 * len(by_cookie))
+
+    def test_system_wide(self):
+        self.need_runs('sys-defer')
+        self.check_recursion('sys-defer')
+
+    # stitching invariants, ours vs upstream
+
+    def test_stats_add_up(self):
+        for name in self.runs(DEFER_RUNS):
+            st = self.stats(name)
+            total = (st['stitched'] + st['stitched late'] + st['fell back (fp)'] +
+                     st['user stack lost'])
+            self.figures['%s: stitched+late+fp+lost / samples' % name] = '%d+%d+%d+%d / %d' % (
+                st['stitched'], st['stitched late'], st['fell back (fp)'],
+                st['user stack lost'], st['deferred samples'])
+            self.assertEqual(total, st['deferred samples'], '%s: %s' % (name, st))
+            self.assertEqual(st['malformed records'], 0, name)
+
+    def test_no_cookie_or_marker_as_frame(self):
+        for name in self.runs(DEFER_RUNS):
+            ck = self.cookies(name)[0]
+            self.assertTrue(ck, name)
+            for s in self.samples(name):
+                if s.kernel():
+                    self.assertNotEqual(s.kernel()[0][1], '[unknown]',
+                                        '%s: kernel symbols unresolved' % name)
+                for f in s.frames:
+                    self.assertNotEqual(f[0], cc.USER_DEFERRED, name)
+                    self.assertNotIn(f[0], ck, '%s: cookie %#x shown as a frame' %
+                                     (name, f[0]))
+
+    def test_ours_at_least_upstream(self):
+        for name in self.runs(DEFER_RUNS):
+            ours = self.samples(name)
+            up = self.samples(name, common.PERF_UPSTREAM)
+            self.assertEqual(len(ours), len(up), name)
+            o = sum(s.has_user() for s in ours)
+            u = sum(s.has_user() for s in up)
+            self.figures['%s: with user stack ours/upstream/all' % name] = '%d/%d/%d' % (
+                o, u, len(ours))
+            self.assertGreaterEqual(o, u, name)
+
+
+class Guest(Checks, unittest.TestCase):
+    """Boots the guest once and records everything record.sh knows."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which(os.environ.get('QEMU', 'qemu-system-x86_64')):
+            unavailable('qemu-system-x86_64 not found: install qemu-system-x86 '
+                        '(scripts/install-deps.sh)')
+        for p in (common.PERF, common.PERF_UPSTREAM):
+            if not os.path.exists(p):
+                unavailable('%s missing (run make, or set PERF/PERF_UPSTREAM)' % p)
+        cls.tmp = tempfile.mkdtemp(prefix='guest-test.')
+        work = os.path.join(cls.tmp, 'work')
+        os.makedirs(work)
+        build_dwork(work)
+        shutil.copy(os.path.join(HERE, 'record.sh'), work)
+        script = os.path.join(cls.tmp, 'guest.sh')
+        with open(script, 'w') as f:
+            f.write('. /work/record.sh\n')
+        cls.out = os.environ.get('GUEST_KEEP') or os.path.join(cls.tmp, 'out')
+        if os.environ.get('GUEST_REUSE'):
+            # development: results of an earlier run (GUEST_KEEP)
+            cls.out = os.environ['GUEST_REUSE']
+        else:
+            boot(script, work, cls.out)
+        cls.kallsyms = os.path.join(cls.out, 'guest-kallsyms')
+        cls.bid = os.path.join(cls.tmp, 'buildid')
+        common.run([common.PERF, '--buildid-dir', cls.bid, 'buildid-cache', '-a',
+                    os.path.join(cls.out, 'dwork')])
+        cls.init_caches()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.print_figures()
+        if getattr(cls, 'tmp', None):
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    unittest.main()
