@@ -16,6 +16,8 @@ pkgs=(
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio
 	# man pages
 	asciidoc-base xmlto
+	# flame graph test: headless browser, npm for d3-flame-graph
+	chromium npm
 )
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: run as root (apt-get install)" >&2
