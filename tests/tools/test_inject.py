@@ -90,6 +90,11 @@ class InjectMerge(ToolsCase):
         dup = re.search(r'duplicate records\s+(\d+)', self.inject_stderr)
         self.assertEqual(int(rec.group(1)) + int(dup.group(1)), NR_RECORDS)
 
+    def test_stats_in_header(self):
+        r = run([PERF, 'report', '--header-only', '-i', self.merged])
+        self.assertIn('# deferred user callchains merged by perf inject:', r.stdout)
+        self.assertRegex(r.stdout, r'#\s+deferred samples\s+%d' % NR_SAMPLES)
+
     def test_file_is_plain(self):
         self.assertEqual(event_count(PERF, self.merged, 'CALLCHAIN_DEFERRED'), 0)
         self.assertEqual(event_count(PERF, self.merged, 'SAMPLE'), NR_SAMPLES)
