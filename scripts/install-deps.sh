@@ -16,6 +16,8 @@ pkgs=(
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio
 	# man pages
 	asciidoc-base xmlto
+	# flame graph test: headless browser (npm, for d3-flame-graph, below)
+	chromium
 )
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: run as root (apt-get install)" >&2
@@ -25,8 +27,14 @@ missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
+# Any npm will do (nodejs may come with its own): Debian's only if none.
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-deps: installing ${missing[*]}"
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+# The flame graph template, from the npm registry, into build/: nothing is
+# fetched when flame graphs are made or tested.
+"$(dirname "$0")/setup-flamegraph.sh" >/dev/null ||
+	echo "install-deps: no d3-flame-graph template (scripts/setup-flamegraph.sh)" >&2

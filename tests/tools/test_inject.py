@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: GPL-2.0
+"""perf inject on deferred callchains: records kept, remapped, or merged."""
+import os
+import re
+import subprocess
+import unittest
+
+import common
+from common import PERF, PERF_UPSTREAM, run
+from deferred_tools import (DEFER, NR_RECORDS, NR_SAMPLES, DISTRO_PERF, ToolsCase,
+                            deferred_records, distro_perf_works, event_count,
+                            script_stacks)
+
+
+def pipe(producer, consumer, out):
+    """producer | consumer > out"""
+    with open(out, 'wb') as o:
+        p1 = subprocess.Popen(producer, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        p2 = subprocess.run(consumer, stdin=p1.stdout, stdout=o, stderr=subprocess.PIPE)
+        p1.stdout.close()
+        p1.wait()
+    if p2.returncode:
+        raise AssertionError('%s: %s' % (' '.join(consumer), p2.stderr[-2000:]))
+
+
+class InjectPassthrough(ToolsCase):
+    """Every mode of perf inject keeps the type-22 records."""
+
+    def check_records(self, out):
+        self.assertEqual(event_count(PERF, out, 'CALLCHAIN_DEFERRED'), NR_RECORDS)
+        self.assertEqual(event_count(PERF, out, 'SAMPLE'), NR_SAMPLES)
+
+    def test_plain(self):
+        out = self.path('plain.data')
+        run([PERF, 'inject', '-i', DEFER, '-o', out])
+        self.check_records(out)
+
+    def test_build_ids(self):
+        out = self.path('bid.data')
+        run([PERF, 'inject', '-b', '-i', DEFER, '-o', out])
+        self.check_records(out)
+
+    def test_pipe(self):
+        """File to pipe (attributes synthesized), then pipe to pipe."""
+        out1, out2 = self.path('pipe1.data'), self.path('pipe2.data')
+        pipe(['true'], [PERF, 'inject', '-i', DEFER, '-o', '-'], out1)
+        self.check_records(out1)
+        pipe(['cat', out1], [PERF, 'inject'], out2)
+        self.check_records(out2)
+
+    def test_upstream_drops_them(self):
+        """What this fixes: pristine 7.2 loses every record."""
+        common.need(PERF_UPSTREAM)
+        out = self.path('upstream.data')
+        run([PERF_UPSTREAM, 'inject', '-i', DEFER, '-o', out])
+        self.assertEqual(event_count(PERF, out, 'CALLCHAIN_DEFERRED'), 0)
+
+    def test_aslr_remaps_records(self):
+        out = self.path('aslr.data')
+        run([PERF, 'inject', '--aslr', '-i', DEFER, '-o', out])
+        orig = deferred_records(PERF, DEFER)
+        new = deferred_records(PERF, out)
+        self.assertEqual(len(orig), NR_RECORDS)
+        self.assertEqual(len(new), NR_RECORDS)
+        changed = 0
+        for (tid0, cookie0, ips0), (tid1, cookie1, ips1) in zip(orig, new):
+            self.assertEqual((tid0, cookie0, len(ips0)), (tid1, cookie1, len(ips1)))
+            changed += ips0 != ips1
+        self.assertGreater(changed, NR_RECORDS * 9 // 10)
+        # The remapped user frames still resolve against the remapped maps.
+        r = run([PERF, 'script', '-i', out, '-F', 'ip,sym'] + self.sym_args())
+        self.assertTrue('level_a' in r.stdout, 'no stitched user frame')
+
+
+class InjectMerge(ToolsCase):
+    """perf inject --merge-callchains: a file any perf reads alike."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.merged = os.path.join(cls.tmp, 'merged.data')
+        r = run([PERF, 'inject', '--merge-callchains', '-i', DEFER, '-o', cls.merged])
+        cls.inject_stderr = r.stderr
+        cls.want = script_stacks(PERF, DEFER, cls.sym_args(cls))
+
+    def test_stats_printed(self):
+        self.assertIn('Deferred callchains:', self.inject_stderr)
+        self.assertRegex(self.inject_stderr, r'deferred samples\s+%d' % NR_SAMPLES)
+        rec = re.search(r'deferred records\s+(\d+)', self.inject_stderr)
+        dup = re.search(r'duplicate records\s+(\d+)', self.inject_stderr)
+        self.assertEqual(int(rec.group(1)) + int(dup.group(1)), NR_RECORDS)
+
+    def test_stats_in_header(self):
+        r = run([PERF, 'report', '--header-only', '-i', self.merged])
+        self.assertIn('# deferred user callchains merged by perf inject:', r.stdout)
+        self.assertRegex(r.stdout, r'#\s+deferred samples\s+%d' % NR_SAMPLES)
+
+    def test_file_is_plain(self):
+        self.assertEqual(event_count(PERF, self.merged, 'CALLCHAIN_DEFERRED'), 0)
+        self.assertEqual(event_count(PERF, self.merged, 'SAMPLE'), NR_SAMPLES)
+        r = run([PERF, 'evlist', '-v', '-i', self.merged])
+        self.assertNotIn('defer_callchain', r.stdout)
+        self.assertNotIn('defer_output', r.stdout)
+
+    def test_want_is_stitched(self):
+        user = sum(1 for _, ips in self.want if len(ips) > 1 and
+                   any(not ip.startswith('ffff') for ip in ips))
+        self.assertGreater(user, NR_SAMPLES * 9 // 10)
+
+    def check_reader(self, perf, syms_only=False):
+        got = script_stacks(perf, self.merged, self.sym_args())
+        want = self.want
+        if syms_only:
+            def name(frame):
+                sym = frame.split(' ', 1)[1]
+                # 6.1 names PLT entries by the section's first symbol (_init).
+                return '<plt>' if sym.endswith('@plt') or sym == '_init' else sym
+
+            def syms(stacks):
+                return [(t, tuple(name(f) for f in frames)) for t, frames in stacks]
+            got, want = syms(got), syms(want)
+        self.assertEqual(len(got), len(want))
+        diff = [(a, b) for a, b in zip(got, want) if a != b]
+        self.assertEqual(len(diff), 0, 'first differences: %r' % diff[:2])
+
+    def test_ours(self):
+        self.check_reader(PERF)
+
+    def test_upstream_7_2(self):
+        common.need(PERF_UPSTREAM)
+        self.check_reader(PERF_UPSTREAM)
+
+    def test_debian_6_1(self):
+        if not distro_perf_works():
+            raise unittest.SkipTest('%s does not run here' % DISTRO_PERF)
+        # perf 6.1 prints user ips relative to their map: compare symbols.
+        self.check_reader(DISTRO_PERF, syms_only=True)
+
+    def test_alias_and_pipe(self):
+        out1, out = self.path('pipe-in.data'), self.path('merged-pipe.data')
+        pipe(['true'], [PERF, 'inject', '-i', DEFER, '-o', '-'], out1)
+        pipe(['cat', out1], [PERF, 'inject', '--merge-deferred'], out)
+        self.assertEqual(event_count(PERF, out, 'CALLCHAIN_DEFERRED'), 0)
+        self.assertTrue(script_stacks(PERF, out, self.sym_args()) == self.want,
+                        'stacks differ')
+
+    def test_aslr_merge(self):
+        out = self.path('merged-aslr.data')
+        run([PERF, 'inject', '--aslr', '--merge-callchains', '-i', DEFER, '-o', out])
+        r = run([PERF, 'script', '-i', out, '-F', 'ip,sym'] + self.sym_args())
+        self.assertTrue('level_a' in r.stdout, 'no stitched user frame')
+        self.assertEqual(event_count(PERF, out, 'CALLCHAIN_DEFERRED'), 0)
+
+
+if __name__ == '__main__':
+    unittest.main()
