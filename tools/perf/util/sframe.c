@@ -482,18 +482,16 @@ static void sframe__interpret(const struct sframe_section *sec,
 	switch (sec->abi) {
 	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:
 		/*
-		 * The RA is always at CFA-8 and an FRE's second word is the
-		 * FP.  binutils 2.40 (v1) swapped the header's fixed FP and
-		 * RA offsets, so trust the ABI rather than a v1 header.
+		 * The RA is always at CFA-8 (the header says so from v2 on)
+		 * and an FRE's second data word, if any, is the FP's offset.
 		 */
 		sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0,
-				 sec->version > SFRAME_VERSION_1 && sec->fixed_ra ?
-				 sec->fixed_ra : -8);
+				 sec->fixed_ra ? sec->fixed_ra : -8);
 		fre->ra_fixed = true;
 		if (n > 1) {
 			sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0,
 					 fre_word(w, sz, 1, sec->swap));
-		} else if (sec->version > SFRAME_VERSION_1 && sec->fixed_fp) {
+		} else if (sec->fixed_fp) {
 			sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0, sec->fixed_fp);
 			fre->fp_fixed = true;
 		}
