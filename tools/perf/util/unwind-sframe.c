@@ -213,9 +213,15 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 		ips[nr++] = i && !frames[i].signal ? frames[i].ip - 1 : frames[i].ip;
 	sframe__nr_frames += nr;
 
+	/*
+	 * libdw restarts from the last frame SFrame described, not from the
+	 * first one it did not: libdw then steps into that frame itself and
+	 * knows, from its CFI, whether it is a signal trampoline whose PC
+	 * must not be moved back into a call.
+	 */
 	if (stop == SFRAME_STOP_NO_SFRAME && hybrid) {
-		int got = sframe__libdw_from(thread, data, &frames[n - 1],
-					     ips + n - 1, max_stack - n + 1,
+		int got = sframe__libdw_from(thread, data, &frames[n - 2],
+					     ips + n - 2, max_stack - n + 2,
 					     best_effort);
 
 		if (got < 0) {
@@ -223,10 +229,10 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 			goto out;
 		}
 		/* libdw's first frame is the one handed over: keep ours. */
-		ips[n - 1] = frames[n - 1].ip - (n > 1 && !frames[n - 1].signal);
+		ips[n - 2] = frames[n - 2].ip - (n > 2 && !frames[n - 2].signal);
 		if (got > 1) {
-			nr = n - 1 + got;
-			sframe__nr_fallback_frames += got - 1;
+			nr = n - 2 + got;
+			sframe__nr_fallback_frames += got - 2;
 		}
 	}
 
