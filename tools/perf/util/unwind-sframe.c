@@ -33,13 +33,19 @@
 unsigned long sframe__nr_frames;
 unsigned long sframe__nr_fallback_frames;
 
+#define SFRAME_LOOKUP_CACHE	4
+
+/* Maps hit in this sample: consecutive frames keep to a few DSOs. */
 struct sframe_lookup_arg {
 	struct thread	*thread;
-	/* Last map hit: consecutive frames often share a DSO. */
-	u64		start;
-	u64		end;
-	u64		bias;
-	const struct sframe_section *sec;
+	int		nr;
+	int		next;
+	struct {
+		u64				start;
+		u64				end;
+		u64				bias;
+		const struct sframe_section	*sec;
+	} hit[SFRAME_LOOKUP_CACHE];
 };
 
 static const struct sframe_section *sframe_lookup(u64 pc, u64 *bias, void *arg)
@@ -49,9 +55,11 @@ static const struct sframe_section *sframe_lookup(u64 pc, u64 *bias, void *arg)
 	struct addr_location al;
 	struct dso *dso;
 
-	if (la->sec && pc >= la->start && pc < la->end) {
-		*bias = la->bias;
-		return la->sec;
+	for (int i = 0; i < la->nr; i++) {
+		if (pc >= la->hit[i].start && pc < la->hit[i].end) {
+			*bias = la->hit[i].bias;
+			return la->hit[i].sec;
+		}
 	}
 
 	addr_location__init(&al);
@@ -60,10 +68,14 @@ static const struct sframe_section *sframe_lookup(u64 pc, u64 *bias, void *arg)
 		if (dso)
 			sec = dso__sframe(dso, al.map, pc, bias);
 		if (sec) {
-			la->sec = sec;
-			la->start = map__start(al.map);
-			la->end = map__end(al.map);
-			la->bias = *bias;
+			int i = la->next++ % SFRAME_LOOKUP_CACHE;
+
+			la->hit[i].start = map__start(al.map);
+			la->hit[i].end = map__end(al.map);
+			la->hit[i].bias = *bias;
+			la->hit[i].sec = sec;
+			if (la->nr < SFRAME_LOOKUP_CACHE)
+				la->nr++;
 		}
 	}
 	addr_location__exit(&al);
@@ -165,6 +177,10 @@ static int sframe__emit(unwind_entry_cb_t cb, void *arg, struct thread *thread,
 	return ret;
 }
 
+static __thread struct sframe_frame *frames_buf;
+static __thread u64 *ips_buf;
+static __thread int buf_max;
+
 int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 			struct thread *thread, struct perf_sample *data,
 			int max_stack, bool best_effort, bool hybrid)
@@ -183,12 +199,19 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 		return hybrid ? libdw__get_entries(cb, arg, thread, data,
 						   max_stack, best_effort) : 0;
 
-	frames = calloc(max_stack, sizeof(*frames));
-	ips = calloc(max_stack, sizeof(*ips));
-	if (!frames || !ips) {
-		ret = -ENOMEM;
-		goto out;
+	/* Reused across samples: only frames[0] needs to start cleared. */
+	if (max_stack > buf_max) {
+		free(frames_buf);
+		free(ips_buf);
+		frames_buf = malloc(max_stack * sizeof(*frames_buf));
+		ips_buf = malloc(max_stack * sizeof(*ips_buf));
+		buf_max = frames_buf && ips_buf ? max_stack : 0;
+		if (!buf_max)
+			return -ENOMEM;
 	}
+	frames = frames_buf;
+	ips = ips_buf;
+	memset(&frames[0], 0, sizeof(frames[0]));
 	if (perf_reg_value(&frames[0].ip, data->user_regs, PERF_REG_X86_IP) ||
 	    perf_reg_value(&frames[0].sp, data->user_regs, PERF_REG_X86_SP) ||
 	    perf_reg_value(&frames[0].fp, data->user_regs, PERF_REG_X86_BP)) {
@@ -242,7 +265,5 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 	else if (ret != -ENOMEM)
 		ret = nr ? 1 : 0;
 out:
-	free(frames);
-	free(ips);
 	return ret;
 }
