@@ -323,12 +323,11 @@ struct one_section {
 	const struct sframe_section *sec;
 };
 
-static const struct sframe_section *lookup(u64 pc, u64 *bias, void *arg)
+static int lookup(u64 pc, struct sframe_fre *fre, void *arg)
 {
 	struct one_section *o = arg;
 
-	*bias = 0;
-	return pc >= 0x1000 && pc < 0x1300 ? o->sec : NULL;
+	return sframe__find_fre(o->sec, pc, fre);
 }
 
 static void put64(u8 *stack, u64 sp, u64 addr, u64 v)

@@ -12,6 +12,10 @@
 #include <byteswap.h>
 #include <endian.h>
 #include <gelf.h>
+#ifdef HAVE_LIBDW_SUPPORT
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#endif
 #include <linux/compiler.h>
 #include <linux/zalloc.h>
 
@@ -643,7 +647,6 @@ static enum sframe_stop sframe__step_signal(const struct sframe_stack *stack,
 }
 
 static enum sframe_stop sframe__step(const struct sframe_stack *stack,
-				     const struct sframe_section *sec,
 				     const struct sframe_fre *fre,
 				     const struct sframe_frame *cur,
 				     struct sframe_frame *next)
@@ -708,12 +711,11 @@ static enum sframe_stop sframe__step(const struct sframe_stack *stack,
 		return SFRAME_STOP_BAD;
 	if (!next->ip)
 		return SFRAME_STOP_OUTERMOST;
-	(void)sec;
 	return SFRAME_STOP_MAX;
 }
 
 int sframe__unwind(struct sframe_frame *frames, int max,
-		   const struct sframe_stack *stack, sframe_lookup_fn lookup,
+		   const struct sframe_stack *stack, sframe_row_fn row,
 		   void *arg, enum sframe_stop *stop)
 {
 	int n = 1;
@@ -724,30 +726,32 @@ int sframe__unwind(struct sframe_frame *frames, int max,
 
 	while (n < max) {
 		struct sframe_frame *cur = &frames[n - 1];
-		const struct sframe_section *sec;
 		struct sframe_fre fre;
 		enum sframe_stop s;
-		u64 bias, pc;
+		u64 pc;
 
 		/*
 		 * A return address may be just past the function's end (a
 		 * call to a noreturn function): look up the call instead.
 		 */
 		pc = n == 1 || cur->signal ? cur->ip : cur->ip - 1;
-		sec = lookup(pc, &bias, arg);
-		if (!sec || sec->abi != SFRAME_ABI_AMD64_ENDIAN_LITTLE ||
-		    sframe__find_fre(sec, pc - bias, &fre)) {
+		if (row(pc, &fre, arg)) {
 			*stop = SFRAME_STOP_NO_SFRAME;
 			return n;
 		}
+		cur->sigtramp = fre.signal;
 		if (fre.signal)
 			s = sframe__step_signal(stack, cur, &frames[n]);
 		else
-			s = sframe__step(stack, sec, &fre, cur, &frames[n]);
+			s = sframe__step(stack, &fre, cur, &frames[n]);
+		/* .eh_frame rules we cannot follow: leave it to libdw. */
+		if (s == SFRAME_STOP_BAD && fre.cfi)
+			s = SFRAME_STOP_NO_SFRAME;
 		if (s != SFRAME_STOP_MAX) {
 			*stop = s;
 			return n;
 		}
+		frames[n].sigtramp = false;
 		n++;
 	}
 	return n;
@@ -767,6 +771,12 @@ struct sframe_dso {
 	struct sframe_load	*loads;
 	size_t			nr_loads;
 	bool			ok;
+	/* No usable .sframe: its .eh_frame, kept open for dso__cfi_row(). */
+	int			fd;
+	Elf			*elf;
+#ifdef HAVE_LIBDW_SUPPORT
+	struct Dwarf_CFI_s	*cfi;
+#endif
 };
 
 static struct hashmap *sframe_dsos;
@@ -840,16 +850,24 @@ static void sframe_dso__load(struct sframe_dso *sd, const char *path)
 		break;
 	}
 out:
+#ifdef HAVE_LIBDW_SUPPORT
+	if (!sd->ok && elf && sd->loads) {
+		sd->cfi = dwarf_getcfi_elf(elf);
+		if (sd->cfi) {
+			sd->elf = elf;
+			sd->fd = fd;
+			return;
+		}
+	}
+#endif
 	if (elf)
 		elf_end(elf);
 	close(fd);
 }
 
-const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
-					 u64 pc, u64 *bias)
+static struct sframe_dso *sframe_dso__get(struct dso *dso)
 {
 	struct sframe_dso *sd = NULL;
-	u64 off;
 
 	pthread_mutex_lock(&sframe_dsos_lock);
 	if (!sframe_dsos)
@@ -863,6 +881,7 @@ const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
 		if (sd) {
 			struct dso *ref = dso__get(dso);
 
+			sd->fd = -1;
 			sframe_dso__load(sd, dso__long_name(dso));
 			/* The entry holds a reference: keys stay unique. */
 			if (hashmap__add(sframe_dsos, ref, sd)) {
@@ -875,18 +894,108 @@ const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
 		}
 	}
 	pthread_mutex_unlock(&sframe_dsos_lock);
-	if (!sd || !sd->ok)
-		return NULL;
+	return sd;
+}
 
+static int sframe_dso__bias(const struct sframe_dso *sd, struct map *map,
+			    u64 pc, u64 *bias)
+{
 	/* The file offset of map__start() is map__pgoff(). */
-	off = pc - map__start(map) + map__pgoff(map);
+	u64 off = pc - map__start(map) + map__pgoff(map);
+
 	for (size_t i = 0; i < sd->nr_loads; i++) {
 		const struct sframe_load *l = &sd->loads[i];
 
 		if (off >= l->offset && off - l->offset < l->filesz) {
 			*bias = pc - (off - l->offset + l->vaddr);
-			return &sd->sec;
+			return 0;
 		}
 	}
-	return NULL;
+	return -ENOENT;
 }
+
+int dso__vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias)
+{
+	struct sframe_dso *sd = sframe_dso__get(dso);
+
+	return sd ? sframe_dso__bias(sd, map, pc, bias) : -ENOENT;
+}
+
+const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
+					 u64 pc, u64 *bias)
+{
+	struct sframe_dso *sd = sframe_dso__get(dso);
+
+	if (!sd || sframe_dso__bias(sd, map, pc, bias) || !sd->ok)
+		return NULL;
+	return &sd->sec;
+}
+
+#ifdef HAVE_LIBDW_SUPPORT
+/* A register's rule: unchanged, undefined, or saved at CFA + offset. */
+static int cfi_rule(Dwarf_Frame *frame, int reg, struct sframe_rule *r)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	s64 off = 0;
+
+	if (dwarf_frame_register(frame, reg, mem, &ops, &nops))
+		return -1;
+	if (!nops) {
+		r->kind = ops ? SFRAME_RULE_UNDEFINED : SFRAME_RULE_SAME;
+		return 0;
+	}
+	if (ops[0].atom != DW_OP_call_frame_cfa)
+		return -1;
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst)
+		off = ops[1].number;
+	else if (nops == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus)
+		off = (s64)ops[1].number;
+	else if (nops != 1)
+		return -1;
+	if (off != (s32)off)
+		return -1;
+	r->kind = SFRAME_RULE_CFA;
+	r->offset = off;
+	return 0;
+}
+
+int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
+{
+	struct sframe_dso *sd = sframe_dso__get(dso);
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start, end;
+	Dwarf_Op *ops;
+	size_t nops;
+	bool signal;
+	int ret = -ENOENT;
+
+	if (!sd || !sd->cfi || dwarf_cfi_addrframe(sd->cfi, vaddr, &frame))
+		return -ENOENT;
+	memset(fre, 0, sizeof(*fre));
+	fre->cfi = true;
+	if (dwarf_frame_info(frame, &start, &end, &signal) < 0 ||
+	    dwarf_frame_cfa(frame, &ops, &nops) || nops != 1 ||
+	    ops[0].atom < DW_OP_breg0 || ops[0].atom > DW_OP_breg31 ||
+	    (s64)ops[0].number != (s32)ops[0].number)
+		goto out;
+	fre->start = start;
+	fre->end = end;
+	fre->signal = signal;
+	fre->cfa.kind = SFRAME_RULE_REG;
+	fre->cfa.reg = ops[0].atom - DW_OP_breg0;
+	fre->cfa.offset = (s64)ops[0].number;
+	if (cfi_rule(frame, 16, &fre->ra) || cfi_rule(frame, DW_X86_64_FP, &fre->fp))
+		goto out;
+	ret = 0;
+out:
+	free(frame);
+	return ret;
+}
+#else
+int dso__cfi_row(struct dso *dso __maybe_unused, u64 vaddr __maybe_unused,
+		 struct sframe_fre *fre __maybe_unused)
+{
+	return -ENOENT;
+}
+#endif

@@ -95,6 +95,7 @@ struct sframe_fre {
 	bool			signal;		/* v3 signal frame FDE */
 	bool			ra_fixed;	/* RA offset came from header */
 	bool			fp_fixed;	/* FP offset came from header */
+	bool			cfi;		/* made from .eh_frame instead */
 };
 
 /* A validated FDE, version independent. */
@@ -153,6 +154,7 @@ struct sframe_frame {
 	u64	sp;
 	u64	fp;
 	bool	signal;	/* interrupted by a signal: @ip is exact */
+	bool	sigtramp; /* a signal trampoline: @ip is exact too */
 };
 
 enum sframe_stop {
@@ -164,11 +166,11 @@ enum sframe_stop {
 };
 
 /*
- * Which section covers @pc, and the bias to subtract from a PC to get the
- * section's vaddr.  NULL when nothing covers @pc.
+ * The row for @pc, a runtime address: 0, or -ENOENT when nothing covers
+ * @pc.  Rows with ->cfi set may name registers the walker does not track;
+ * it then stops as if there were no row.
  */
-typedef const struct sframe_section *(*sframe_lookup_fn)(u64 pc, u64 *bias,
-							  void *arg);
+typedef int (*sframe_row_fn)(u64 pc, struct sframe_fre *fre, void *arg);
 
 struct sframe_stack {
 	u64		sp;	/* address of data[0] */
@@ -183,7 +185,7 @@ struct sframe_stack {
  * another unwinder can carry on from it.
  */
 int sframe__unwind(struct sframe_frame *frames, int max,
-		   const struct sframe_stack *stack, sframe_lookup_fn lookup,
+		   const struct sframe_stack *stack, sframe_row_fn row,
 		   void *arg, enum sframe_stop *stop);
 
 struct dso;
@@ -192,9 +194,19 @@ struct map;
 /*
  * The decoded .sframe of @dso, loaded once and kept for the life of the
  * process (NULL if it has none or it is invalid).  @bias receives what to
- * subtract from @pc, an address in @map, to get its ELF vaddr.
+ * subtract from @pc, an address in @map, to get its ELF vaddr, if known
+ * (then 0 is returned by dso__vaddr_bias()).
  */
 const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
 					 u64 pc, u64 *bias);
+int dso__vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias);
+
+/*
+ * For a DSO without .sframe: its .eh_frame row at ELF address @vaddr as an
+ * SFrame row, if the rules have SFrame's shape (CFA a register plus an
+ * offset; RA and FP saved at CFA offsets, unchanged or undefined).
+ * -ENOENT otherwise, or without libdw.
+ */
+int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre);
 
 #endif /* __PERF_SFRAME_H */

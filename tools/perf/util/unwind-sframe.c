@@ -38,6 +38,7 @@ unsigned long sframe__nr_fallback_frames;
 /* Maps hit in this sample: consecutive frames keep to a few DSOs. */
 struct sframe_lookup_arg {
 	struct thread	*thread;
+	bool		cfi;	/* .eh_frame rows where there is no .sframe */
 	int		nr;
 	int		next;
 	struct {
@@ -45,41 +46,55 @@ struct sframe_lookup_arg {
 		u64				end;
 		u64				bias;
 		const struct sframe_section	*sec;
+		struct dso			*dso;
 	} hit[SFRAME_LOOKUP_CACHE];
 };
 
-static const struct sframe_section *sframe_lookup(u64 pc, u64 *bias, void *arg)
+static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
 {
 	struct sframe_lookup_arg *la = arg;
 	const struct sframe_section *sec = NULL;
 	struct addr_location al;
-	struct dso *dso;
+	struct dso *dso = NULL;
+	u64 bias = 0;
+	int i;
 
-	for (int i = 0; i < la->nr; i++) {
-		if (pc >= la->hit[i].start && pc < la->hit[i].end) {
-			*bias = la->hit[i].bias;
-			return la->hit[i].sec;
+	for (i = 0; i < la->nr; i++) {
+		if (pc >= la->hit[i].start && pc < la->hit[i].end)
+			break;
+	}
+	if (i == la->nr) {
+		addr_location__init(&al);
+		if (thread__find_map(la->thread, PERF_RECORD_MISC_USER, pc, &al)) {
+			dso = map__dso(al.map);
+			if (dso && dso__vaddr_bias(dso, al.map, pc, &bias))
+				dso = NULL;
+			if (dso) {
+				sec = dso__sframe(dso, al.map, pc, &bias);
+				i = la->next++ % SFRAME_LOOKUP_CACHE;
+				la->hit[i].start = map__start(al.map);
+				la->hit[i].end = map__end(al.map);
+				la->hit[i].bias = bias;
+				la->hit[i].sec = sec;
+				la->hit[i].dso = dso;
+				if (la->nr < SFRAME_LOOKUP_CACHE)
+					la->nr++;
+			}
 		}
+		addr_location__exit(&al);
+		if (!dso)
+			return -ENOENT;
 	}
 
-	addr_location__init(&al);
-	if (thread__find_map(la->thread, PERF_RECORD_MISC_USER, pc, &al)) {
-		dso = map__dso(al.map);
-		if (dso)
-			sec = dso__sframe(dso, al.map, pc, bias);
-		if (sec) {
-			int i = la->next++ % SFRAME_LOOKUP_CACHE;
-
-			la->hit[i].start = map__start(al.map);
-			la->hit[i].end = map__end(al.map);
-			la->hit[i].bias = *bias;
-			la->hit[i].sec = sec;
-			if (la->nr < SFRAME_LOOKUP_CACHE)
-				la->nr++;
-		}
+	if (la->hit[i].sec) {
+		sec = la->hit[i].sec;
+		if (sec->abi != SFRAME_ABI_AMD64_ENDIAN_LITTLE)
+			return -ENOENT;
+		return sframe__find_fre(sec, pc - la->hit[i].bias, fre);
 	}
-	addr_location__exit(&al);
-	return sec;
+	if (!la->cfi)
+		return -ENOENT;
+	return dso__cfi_row(la->hit[i].dso, pc - la->hit[i].bias, fre);
 }
 
 struct ip_list {
@@ -186,7 +201,7 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 			int max_stack, bool best_effort, bool hybrid)
 {
 	struct machine *machine = maps__machine(thread__maps(thread));
-	struct sframe_lookup_arg la = { .thread = thread };
+	struct sframe_lookup_arg la = { .thread = thread, .cfi = hybrid };
 	struct sframe_stack stack;
 	struct sframe_frame *frames;
 	enum sframe_stop stop;
@@ -222,7 +237,7 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 	stack.data = (const u8 *)data->user_stack.data;
 	stack.size = data->user_stack.size;
 
-	n = sframe__unwind(frames, max_stack, &stack, sframe_lookup, &la, &stop);
+	n = sframe__unwind(frames, max_stack, &stack, sframe_row, &la, &stop);
 
 	if (stop == SFRAME_STOP_NO_SFRAME && hybrid && n == 1) {
 		/* Nothing for SFrame to do: plain libdw. */
@@ -233,7 +248,8 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 
 	/* Like libdw, callers' PCs point into the call instruction. */
 	for (int i = 0; i < n; i++)
-		ips[nr++] = i && !frames[i].signal ? frames[i].ip - 1 : frames[i].ip;
+		ips[nr++] = i && !frames[i].signal && !frames[i].sigtramp ?
+			    frames[i].ip - 1 : frames[i].ip;
 	sframe__nr_frames += nr;
 
 	/*
@@ -252,7 +268,8 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 			goto out;
 		}
 		/* libdw's first frame is the one handed over: keep ours. */
-		ips[n - 2] = frames[n - 2].ip - (n > 2 && !frames[n - 2].signal);
+		ips[n - 2] = frames[n - 2].ip - (n > 2 && !frames[n - 2].signal &&
+						 !frames[n - 2].sigtramp);
 		if (got > 1) {
 			nr = n - 2 + got;
 			sframe__nr_fallback_frames += got - 2;
