@@ -138,9 +138,11 @@ def main():
         'prefix of `libdw` (the part .sframe covers, up to the first frame in '
         'libc) in %d of %d.' % (same, n, covered_same, n),
         '',
-        '`sframe` (hybrid) pays for libdw on the frames beyond .sframe (here '
-        '`__libc_start_call_main` and above, the signal trampoline); '
-        '`sframe-only` is the SFrame walk alone.',
+        '`sframe` (hybrid) steps the frames beyond .sframe (here '
+        '`__libc_start_call_main` and above, the signal trampoline, `_start`) '
+        'with their .eh_frame rows read through libdw\'s CFI reader, and hands '
+        'a stack to libdw only where a row is not SFrame-shaped; '
+        '`sframe-only` stops at the first frame without .sframe.',
     ]
     with open(os.path.join(HERE, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')

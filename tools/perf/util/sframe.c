@@ -424,6 +424,7 @@ static void sframe__interpret(const struct sframe_section *sec,
 	u8 sp, fp;
 
 	fre->info = info;
+	fre->cfi = false;
 	fre->ra_mangled = info >> 7;
 	fre->signal = fde->signal;
 	fre->ra_fixed = fre->fp_fixed = false;
@@ -771,7 +772,7 @@ struct sframe_dso {
 	struct sframe_load	*loads;
 	size_t			nr_loads;
 	bool			ok;
-	/* No usable .sframe: its .eh_frame, kept open for dso__cfi_row(). */
+	/* Its .eh_frame, kept open for dso__cfi_row(). */
 	int			fd;
 	Elf			*elf;
 #ifdef HAVE_LIBDW_SUPPORT
@@ -851,7 +852,8 @@ static void sframe_dso__load(struct sframe_dso *sd, const char *path)
 	}
 out:
 #ifdef HAVE_LIBDW_SUPPORT
-	if (!sd->ok && elf && sd->loads) {
+	/* Also with .sframe: crt code and the like have no FDE. */
+	if (elf && sd->loads) {
 		sd->cfi = dwarf_getcfi_elf(elf);
 		if (sd->cfi) {
 			sd->elf = elf;
@@ -968,6 +970,8 @@ int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
 	Dwarf_Op *ops;
 	size_t nops;
 	bool signal;
+	u64 reg;
+	s64 off;
 	int ret = -ENOENT;
 
 	if (!sd || !sd->cfi || dwarf_cfi_addrframe(sd->cfi, vaddr, &frame))
@@ -975,16 +979,26 @@ int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
 	memset(fre, 0, sizeof(*fre));
 	fre->cfi = true;
 	if (dwarf_frame_info(frame, &start, &end, &signal) < 0 ||
-	    dwarf_frame_cfa(frame, &ops, &nops) || nops != 1 ||
-	    ops[0].atom < DW_OP_breg0 || ops[0].atom > DW_OP_breg31 ||
-	    (s64)ops[0].number != (s32)ops[0].number)
+	    dwarf_frame_cfa(frame, &ops, &nops) || nops != 1)
+		goto out;
+	/* libdw gives the CFA rule as DW_OP_bregx, or a DW_OP_bregN. */
+	if (ops[0].atom == DW_OP_bregx) {
+		reg = ops[0].number;
+		off = (s64)ops[0].number2;
+	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		reg = ops[0].atom - DW_OP_breg0;
+		off = (s64)ops[0].number;
+	} else {
+		goto out;
+	}
+	if (reg > 255 || off != (s32)off)
 		goto out;
 	fre->start = start;
 	fre->end = end;
 	fre->signal = signal;
 	fre->cfa.kind = SFRAME_RULE_REG;
-	fre->cfa.reg = ops[0].atom - DW_OP_breg0;
-	fre->cfa.offset = (s64)ops[0].number;
+	fre->cfa.reg = reg;
+	fre->cfa.offset = off;
 	if (cfi_rule(frame, 16, &fre->ra) || cfi_rule(frame, DW_X86_64_FP, &fre->fp))
 		goto out;
 	ret = 0;

@@ -202,7 +202,7 @@ const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
 int dso__vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias);
 
 /*
- * For a DSO without .sframe: its .eh_frame row at ELF address @vaddr as an
+ * Where .sframe does not reach: @dso's .eh_frame row at ELF address @vaddr as an
  * SFrame row, if the rules have SFrame's shape (CFA a register plus an
  * offset; RA and FP saved at CFA offsets, unchanged or undefined).
  * -ENOENT otherwise, or without libdw.

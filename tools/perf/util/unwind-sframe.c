@@ -86,12 +86,10 @@ static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
 			return -ENOENT;
 	}
 
-	if (la->hit[i].sec) {
-		sec = la->hit[i].sec;
-		if (sec->abi != SFRAME_ABI_AMD64_ENDIAN_LITTLE)
-			return -ENOENT;
-		return sframe__find_fre(sec, pc - la->hit[i].bias, fre);
-	}
+	sec = la->hit[i].sec;
+	if (sec && sec->abi == SFRAME_ABI_AMD64_ENDIAN_LITTLE &&
+	    !sframe__find_fre(sec, pc - la->hit[i].bias, fre))
+		return 0;
 	if (!la->cfi)
 		return -ENOENT;
 	return dso__cfi_row(la->hit[i].dso, pc - la->hit[i].bias, fre);
