@@ -118,6 +118,30 @@ class Unwind(unittest.TestCase):
         ours = self.script(data, 'sframe-only')
         self.assertGreater(max(len(c) for c in ours), 30)
 
+    def test_invalid_sframe_is_warned_and_skipped(self):
+        """A DSO whose .sframe is corrupt: a warning naming it, and the
+        hybrid style still gives libdw's chains."""
+        src = os.path.join(self.dir, 'v3')
+        d = os.path.join(self.tmp, 'bad')
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(os.path.join(src, 'libcorpus.so'), d)
+        sec, _ = corpus.section(os.path.join(src, 'pie'), self.tmp)
+        data = bytearray(open(sec, 'rb').read())
+        data[0] ^= 0xff
+        with open(sec + '.bad', 'wb') as f:
+            f.write(data)
+        exe = os.path.join(d, 'pie')
+        common.run(['objcopy', '--update-section', '.sframe=' + sec + '.bad',
+                    os.path.join(src, 'pie'), exe])
+        out = os.path.join(self.tmp, 'bad.data')
+        common.run([common.PERF, 'record', '-q', '-e', 'cpu-clock:u', '-F', '1000',
+                    '--call-graph', 'dwarf,16384', '-o', out, '--', exe, '150'])
+        r = common.run([common.PERF, 'script', '-i', out, '-F', 'tid,ip,sym,dso',
+                        '--unwind-style', 'sframe'])
+        self.assertIn('%s: invalid .sframe (bad magic)' % exe, r.stderr)
+        self.assertEqual(r.stderr.count('invalid .sframe'), 1, r.stderr)
+        self.assertEqual(chains(r.stdout), self.script(out, 'libdw'))
+
 
 if __name__ == '__main__':
     unittest.main()

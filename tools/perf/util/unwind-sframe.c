@@ -3,10 +3,13 @@
  * Unwind style "sframe": walk PERF_SAMPLE_STACK_USER snapshots with the
  * .sframe sections of the DSOs the PCs fall in.
  *
- * "sframe" is hybrid: when a frame's DSO has no .sframe (no Debian system
- * library ships one, libc included), libdw unwinds from that frame outwards
- * with .eh_frame, starting from the SP and FP SFrame recovered.
- * "sframe-only" stops there instead, to see what SFrame alone gives.
+ * "sframe" is hybrid: where a PC has no .sframe row (no Debian system
+ * library ships .sframe, libc included; crt code has no FDE either), the
+ * DSO's .eh_frame row is used if it has SFrame's shape, and SFrame resumes
+ * in the callers above; only a row the walker cannot follow hands the rest
+ * of the stack to libdw, from the last frame SFrame unwound.
+ * "sframe-only" stops at the first frame without .sframe instead, to see
+ * what SFrame alone gives.
  */
 #include <errno.h>
 #include <stdlib.h>
