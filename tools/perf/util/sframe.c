@@ -978,8 +978,20 @@ int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
 		return -ENOENT;
 	memset(fre, 0, sizeof(*fre));
 	fre->cfi = true;
-	if (dwarf_frame_info(frame, &start, &end, &signal) < 0 ||
-	    dwarf_frame_cfa(frame, &ops, &nops) || nops != 1)
+	if (dwarf_frame_info(frame, &start, &end, &signal) < 0)
+		goto out;
+	fre->start = start;
+	fre->end = end;
+	/*
+	 * A signal trampoline (__restore_rt) describes the sigcontext with
+	 * expressions; the walker reads the sigcontext itself.
+	 */
+	if (signal) {
+		fre->signal = true;
+		ret = 0;
+		goto out;
+	}
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 1)
 		goto out;
 	/* libdw gives the CFA rule as DW_OP_bregx, or a DW_OP_bregN. */
 	if (ops[0].atom == DW_OP_bregx) {
@@ -993,9 +1005,6 @@ int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
 	}
 	if (reg > 255 || off != (s32)off)
 		goto out;
-	fre->start = start;
-	fre->end = end;
-	fre->signal = signal;
 	fre->cfa.kind = SFRAME_RULE_REG;
 	fre->cfa.reg = reg;
 	fre->cfa.offset = off;
