@@ -18,6 +18,7 @@ import common
 
 OURS = [
     ('Deferred callchains', 11),
+    ('SFrame', 3),
 ]
 
 UPSTREAM_SUBSET = [

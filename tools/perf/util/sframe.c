@@ -1,0 +1,1024 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SFrame decoder and stack walker: see sframe.h for the contract.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <byteswap.h>
+#include <endian.h>
+#include <gelf.h>
+#ifdef HAVE_LIBDW_SUPPORT
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#endif
+#include <linux/compiler.h>
+#include <linux/zalloc.h>
+
+#include "debug.h"
+#include "dso.h"
+#include "hashmap.h"
+#include "map.h"
+#include "sframe.h"
+
+unsigned long sframe__nr_invalid;
+
+#define SFRAME_HDR_SIZE		28
+#define SFRAME_V1_FDE_SIZE	17
+#define SFRAME_V2_FDE_SIZE	20
+#define SFRAME_V3_FDE_SIZE	16
+#define SFRAME_V3_ATTR_SIZE	5
+
+/* DWARF register numbers of the registers the default FDEs name. */
+#define DW_X86_64_FP	6
+#define DW_X86_64_SP	7
+#define DW_AARCH64_FP	29
+#define DW_AARCH64_LR	30
+#define DW_AARCH64_SP	31
+#define DW_S390X_FP	11
+#define DW_S390X_RA	14
+#define DW_S390X_SP	15
+
+#define S390X_CFA_ADJUST	160
+#define S390X_CFA_ALIGN		8
+
+struct sframe_reader {
+	const u8	*p;
+	bool		swap;
+};
+
+static u16 rd16(const u8 *p, bool swap)
+{
+	u16 v;
+
+	memcpy(&v, p, sizeof(v));
+	return swap ? bswap_16(v) : v;
+}
+
+static u32 rd32(const u8 *p, bool swap)
+{
+	u32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return swap ? bswap_32(v) : v;
+}
+
+static u64 rd64(const u8 *p, bool swap)
+{
+	u64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return swap ? bswap_64(v) : v;
+}
+
+const char *sframe__abi_name(u8 abi)
+{
+	switch (abi) {
+	case SFRAME_ABI_AARCH64_ENDIAN_BIG:	return "AARCH64 (big endian)";
+	case SFRAME_ABI_AARCH64_ENDIAN_LITTLE:	return "AARCH64 (little endian)";
+	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:	return "AMD64 (little endian)";
+	case SFRAME_ABI_S390X_ENDIAN_BIG:	return "S390X (big endian)";
+	default:				return "unknown";
+	}
+}
+
+static bool abi_big_endian(u8 abi)
+{
+	return abi == SFRAME_ABI_AARCH64_ENDIAN_BIG ||
+	       abi == SFRAME_ABI_S390X_ENDIAN_BIG;
+}
+
+/* Size of the FRE's start address field and of one data word. */
+static unsigned int fre_addr_size(u8 fre_type)
+{
+	return 1U << fre_type;
+}
+
+static unsigned int fre_word_size(u8 info)
+{
+	return 1U << ((info >> 5) & 3);
+}
+
+static unsigned int fre_word_count(u8 info)
+{
+	return (info >> 1) & 0xf;
+}
+
+static s32 fre_word(const u8 *w, unsigned int size, unsigned int i, bool swap)
+{
+	switch (size) {
+	case 1:
+		return (s8)w[i];
+	case 2:
+		return (s16)rd16(w + 2 * i, swap);
+	default:
+		return (s32)rd32(w + 4 * i, swap);
+	}
+}
+
+/* Most data words an FRE may carry for @fde_type under the section's ABI. */
+static unsigned int fre_max_words(const struct sframe_section *sec, u8 fde_type)
+{
+	if (fde_type == SFRAME_FDE_TYPE_FLEX)
+		return 6;
+	return sec->abi == SFRAME_ABI_AMD64_ENDIAN_LITTLE ? 2 : 3;
+}
+
+static int sframe__fail(struct sframe_section *sec, const char *why)
+{
+	sec->err = why;
+	zfree(&sec->fdes);
+	sframe__nr_invalid++;
+	return -EINVAL;
+}
+
+static int fde_cmp(const void *a, const void *b)
+{
+	const struct sframe_fde *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/* Check every FRE of @fde lies inside the FRE sub-section and is sane. */
+static const char *sframe__check_fres(const struct sframe_section *sec,
+				      const struct sframe_fde *fde)
+{
+	unsigned int asz = fre_addr_size(fde->fre_type);
+	u64 off = fde->fre_off;
+	u64 prev = 0;
+
+	for (u32 i = 0; i < fde->nr_fres; i++) {
+		u64 start;
+		u8 info;
+		unsigned int n;
+
+		if (off + asz + 1 > sec->fre_len)
+			return "FRE beyond the FRE sub-section";
+		if (asz == 1)
+			start = sec->fres[off];
+		else if (asz == 2)
+			start = rd16(sec->fres + off, sec->swap);
+		else
+			start = rd32(sec->fres + off, sec->swap);
+		info = sec->fres[off + asz];
+		if (((info >> 5) & 3) == 3)
+			return "FRE data word size invalid";
+		n = fre_word_count(info);
+		if (n > fre_max_words(sec, fde->fde_type))
+			return "FRE has too many data words";
+		off += asz + 1 + (u64)n * fre_word_size(info);
+		if (off > sec->fre_len)
+			return "FRE data words beyond the FRE sub-section";
+		if (i && start <= prev)
+			return "FRE start addresses not ascending";
+		/* binutils PR libsframe/33131: start == size is seen in the wild */
+		if (start > fde->size)
+			return "FRE starts beyond its function";
+		prev = start;
+	}
+	return NULL;
+}
+
+int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
+		   u64 addr)
+{
+	const u8 *d = data;
+	u64 hdr_size, fde_off, fre_off, fde_size, total_fres = 0;
+	u32 nr_fdes, nr_fres, fre_len;
+	u8 valid_flags;
+	u16 magic;
+	bool swap = false;
+
+	memset(sec, 0, sizeof(*sec));
+	sec->data = d;
+	sec->size = size;
+	sec->addr = addr;
+
+	if (size < SFRAME_HDR_SIZE)
+		return sframe__fail(sec, "section smaller than a header");
+	magic = rd16(d, false);
+	if (magic == bswap_16(SFRAME_MAGIC))
+		swap = true;
+	else if (magic != SFRAME_MAGIC)
+		return sframe__fail(sec, "bad magic");
+	sec->swap = swap;
+	sec->version = d[2];
+	sec->flags = d[3];
+	sec->abi = d[4];
+	sec->fixed_fp = (s8)d[5];
+	sec->fixed_ra = (s8)d[6];
+	hdr_size = SFRAME_HDR_SIZE + d[7];
+	nr_fdes = rd32(d + 8, swap);
+	nr_fres = rd32(d + 12, swap);
+	fre_len = rd32(d + 16, swap);
+	fde_off = rd32(d + 20, swap);
+	fre_off = rd32(d + 24, swap);
+
+	switch (sec->version) {
+	case SFRAME_VERSION_1:
+		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FRAME_POINTER;
+		fde_size = SFRAME_V1_FDE_SIZE;
+		break;
+	case SFRAME_VERSION_2:
+		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FRAME_POINTER |
+			      SFRAME_F_FDE_FUNC_START_PCREL;
+		fde_size = SFRAME_V2_FDE_SIZE;
+		break;
+	case SFRAME_VERSION_3:
+		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL;
+		fde_size = SFRAME_V3_FDE_SIZE;
+		break;
+	default:
+		return sframe__fail(sec, "unknown version");
+	}
+	if (sec->flags & ~valid_flags)
+		return sframe__fail(sec, "unknown flags");
+	if (sec->abi < SFRAME_ABI_AARCH64_ENDIAN_BIG ||
+	    sec->abi > SFRAME_ABI_S390X_ENDIAN_BIG)
+		return sframe__fail(sec, "unknown ABI");
+	/* The magic says which byte order; it must be the ABI's. */
+	if (abi_big_endian(sec->abi) != (swap == (__BYTE_ORDER == __LITTLE_ENDIAN)))
+		return sframe__fail(sec, "byte order does not match the ABI");
+	if (hdr_size > size)
+		return sframe__fail(sec, "auxiliary header beyond the section");
+	if (fde_off > fre_off)
+		return sframe__fail(sec, "FDEs after FREs");
+	/* u64 arithmetic: none of these can wrap. */
+	if (hdr_size + fde_off + nr_fdes * fde_size > hdr_size + fre_off)
+		return sframe__fail(sec, "FDE count overflows the FDE sub-section");
+	if (hdr_size + fre_off + fre_len > size)
+		return sframe__fail(sec, "FRE sub-section beyond the section");
+	if (addr + size < addr)
+		return sframe__fail(sec, "section address wraps");
+
+	sec->fres = d + hdr_size + fre_off;
+	sec->fre_len = fre_len;
+	sec->nr_fdes = nr_fdes;
+	sec->nr_fres = nr_fres;
+	if (!nr_fdes)
+		return 0;
+
+	sec->fdes = calloc(nr_fdes, sizeof(*sec->fdes));
+	if (!sec->fdes) {
+		sec->err = "out of memory";
+		return -ENOMEM;
+	}
+
+	for (u32 i = 0; i < nr_fdes; i++) {
+		struct sframe_fde *fde = &sec->fdes[i];
+		u64 pos = hdr_size + fde_off + i * fde_size;
+		const u8 *f = d + pos;
+		s64 start_off;
+		u8 info, info2 = 0;
+		const char *why;
+
+		if (sec->version == SFRAME_VERSION_3) {
+			const u8 *attr;
+
+			start_off = (s64)rd64(f, swap);
+			fde->size = rd32(f + 8, swap);
+			fde->fre_off = rd32(f + 12, swap);
+			if ((u64)fde->fre_off + SFRAME_V3_ATTR_SIZE > fre_len)
+				return sframe__fail(sec, "FDE attributes beyond the FRE sub-section");
+			attr = sec->fres + fde->fre_off;
+			fde->nr_fres = rd16(attr, swap);
+			info = attr[2];
+			info2 = attr[3];
+			fde->rep_size = attr[4];
+			fde->fre_off += SFRAME_V3_ATTR_SIZE;
+			fde->signal = info >> 7;
+			fde->fde_type = info2 & 0x1f;
+			if (fde->fde_type > SFRAME_FDE_TYPE_FLEX)
+				return sframe__fail(sec, "unknown FDE type");
+		} else {
+			start_off = (s32)rd32(f, swap);
+			fde->size = rd32(f + 4, swap);
+			fde->fre_off = rd32(f + 8, swap);
+			fde->nr_fres = rd32(f + 12, swap);
+			info = f[16];
+			/*
+			 * v1 FDEs have no block size: binutils 2.40 only
+			 * emits PCMASK FDEs for 16-byte x86 PLT entries.
+			 */
+			fde->rep_size = sec->version == SFRAME_VERSION_1 ? 16 : f[17];
+		}
+		fde->fre_type = info & 0xf;
+		fde->pc_type = (info >> 4) & 1;
+		fde->pauth_key = (info >> 5) & 1;
+		if (fde->fre_type > SFRAME_FRE_TYPE_ADDR4)
+			return sframe__fail(sec, "unknown FRE type");
+		if (fde->pc_type == SFRAME_PC_TYPE_MASK && !fde->rep_size)
+			return sframe__fail(sec, "PCMASK FDE with no block size");
+
+		/*
+		 * Start: relative to the start field itself with PCREL (v3
+		 * always has it), else to the section start.
+		 */
+		if (sec->flags & SFRAME_F_FDE_FUNC_START_PCREL)
+			start_off += pos;
+		fde->start = addr + start_off;
+		if ((start_off < 0 && fde->start > addr) ||
+		    (start_off > 0 && fde->start < addr))
+			return sframe__fail(sec, "FDE start address wraps");
+		if (fde->start + fde->size < fde->start)
+			return sframe__fail(sec, "FDE end address wraps");
+		if (i && (sec->flags & SFRAME_F_FDE_SORTED) &&
+		    fde->start < sec->fdes[i - 1].start)
+			return sframe__fail(sec, "FDEs not sorted");
+
+		total_fres += fde->nr_fres;
+		if (total_fres > nr_fres)
+			return sframe__fail(sec, "FDEs use more FREs than the header counts");
+		why = sframe__check_fres(sec, fde);
+		if (why)
+			return sframe__fail(sec, why);
+	}
+	if (total_fres != nr_fres)
+		return sframe__fail(sec, "FRE count does not match the FDEs");
+
+	/* Unlinked objects need not be sorted: the lookup needs it. */
+	if (!(sec->flags & SFRAME_F_FDE_SORTED))
+		qsort(sec->fdes, nr_fdes, sizeof(*sec->fdes), fde_cmp);
+	return 0;
+}
+
+void sframe__exit(struct sframe_section *sec)
+{
+	zfree(&sec->fdes);
+}
+
+const struct sframe_fde *sframe__find_fde(const struct sframe_section *sec,
+					  u64 pc)
+{
+	u32 lo = 0, hi = sec->nr_fdes;
+
+	/* Last FDE starting at or before @pc. */
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (sec->fdes[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* Walk back over empty FDEs sharing a start, e.g. aliases. */
+	while (lo > 0) {
+		const struct sframe_fde *fde = &sec->fdes[lo - 1];
+
+		if (pc - fde->start < fde->size)
+			return fde;
+		if (lo < 2 || sec->fdes[lo - 2].start != fde->start)
+			break;
+		lo--;
+	}
+	return NULL;
+}
+
+static void sframe__set_rule(struct sframe_rule *r, u8 kind, u8 reg, s32 off)
+{
+	r->kind = kind;
+	r->reg = reg;
+	r->offset = off;
+}
+
+/* Flexible FDE rule: control word then offset, see sframe.h of binutils. */
+static void sframe__flex_rule(struct sframe_rule *r, u32 ctl, s32 off)
+{
+	u8 reg = ctl >> 3;
+	bool deref = (ctl >> 1) & 1;
+
+	if (!(ctl & 1))
+		sframe__set_rule(r, SFRAME_RULE_CFA, 0, off);
+	else
+		sframe__set_rule(r, deref ? SFRAME_RULE_REG_DEREF : SFRAME_RULE_REG,
+				 reg, off);
+}
+
+static u32 fre_uword(const u8 *w, unsigned int size, unsigned int i, bool swap)
+{
+	switch (size) {
+	case 1:
+		return w[i];
+	case 2:
+		return rd16(w + 2 * i, swap);
+	default:
+		return rd32(w + 4 * i, swap);
+	}
+}
+
+static void sframe__interpret(const struct sframe_section *sec,
+			      const struct sframe_fde *fde, u8 info,
+			      const u8 *w, struct sframe_fre *fre)
+{
+	unsigned int n = fre_word_count(info), sz = fre_word_size(info);
+	bool sp_based = info & 1;
+	s32 cfa_off;
+	u8 sp, fp;
+
+	fre->info = info;
+	fre->cfi = false;
+	fre->ra_mangled = info >> 7;
+	fre->signal = fde->signal;
+	fre->ra_fixed = fre->fp_fixed = false;
+	sframe__set_rule(&fre->fp, SFRAME_RULE_SAME, 0, 0);
+
+	switch (sec->abi) {
+	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:
+		sp = DW_X86_64_SP;
+		fp = DW_X86_64_FP;
+		break;
+	case SFRAME_ABI_S390X_ENDIAN_BIG:
+		sp = DW_S390X_SP;
+		fp = DW_S390X_FP;
+		break;
+	default:
+		sp = DW_AARCH64_SP;
+		fp = DW_AARCH64_FP;
+		break;
+	}
+
+	/* No data words at all: the RA is undefined, the outermost frame. */
+	if (!n) {
+		sframe__set_rule(&fre->cfa, SFRAME_RULE_UNDEFINED, 0, 0);
+		sframe__set_rule(&fre->ra, SFRAME_RULE_UNDEFINED, 0, 0);
+		return;
+	}
+
+	if (fde->fde_type == SFRAME_FDE_TYPE_FLEX) {
+		unsigned int i = 2;
+
+		sframe__flex_rule(&fre->cfa, fre_uword(w, sz, 0, sec->swap),
+				  n > 1 ? fre_word(w, sz, 1, sec->swap) : 0);
+		if (fre->cfa.kind == SFRAME_RULE_CFA)	/* CFA from itself? */
+			fre->cfa.kind = SFRAME_RULE_UNDEFINED;
+		/* RA: a zero control word is padding, the ABI default holds. */
+		if (n > i && fre_uword(w, sz, i, sec->swap)) {
+			sframe__flex_rule(&fre->ra, fre_uword(w, sz, i, sec->swap),
+					  n > i + 1 ? fre_word(w, sz, i + 1, sec->swap) : 0);
+			i += 2;
+		} else {
+			if (sec->fixed_ra) {
+				sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0, sec->fixed_ra);
+				fre->ra_fixed = true;
+			} else {
+				sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, 0, 0);
+			}
+			i += 1;
+		}
+		if (n > i + 1)
+			sframe__flex_rule(&fre->fp, fre_uword(w, sz, i, sec->swap),
+					  fre_word(w, sz, i + 1, sec->swap));
+		return;
+	}
+
+	cfa_off = fre_word(w, sz, 0, sec->swap);
+	if (sec->abi == SFRAME_ABI_S390X_ENDIAN_BIG)
+		cfa_off = cfa_off * S390X_CFA_ALIGN - S390X_CFA_ADJUST;
+	sframe__set_rule(&fre->cfa, SFRAME_RULE_REG, sp_based ? sp : fp, cfa_off);
+
+	switch (sec->abi) {
+	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:
+		/*
+		 * The RA is always at CFA-8 (the header says so from v2 on)
+		 * and an FRE's second data word, if any, is the FP's offset.
+		 */
+		sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0,
+				 sec->fixed_ra ? sec->fixed_ra : -8);
+		fre->ra_fixed = true;
+		if (n > 1) {
+			sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0,
+					 fre_word(w, sz, 1, sec->swap));
+		} else if (sec->fixed_fp) {
+			sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0, sec->fixed_fp);
+			fre->fp_fixed = true;
+		}
+		break;
+	case SFRAME_ABI_S390X_ENDIAN_BIG: {
+		/* RA then FP; a zero RA word pads an FP without RA. */
+		s32 ra = n > 1 ? fre_word(w, sz, 1, sec->swap) : 0;
+
+		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, DW_S390X_RA, 0);
+		if (ra & 1)	/* v2: a DWARF register number, shifted by one */
+			sframe__set_rule(&fre->ra, SFRAME_RULE_REG, ra >> 1, 0);
+		else if (ra)
+			sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0, ra);
+		if (n > 2) {
+			s32 f = fre_word(w, sz, 2, sec->swap);
+
+			if (f & 1)
+				sframe__set_rule(&fre->fp, SFRAME_RULE_REG, f >> 1, 0);
+			else
+				sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0, f);
+		}
+		break;
+	}
+	default:
+		/* AArch64: the RA stays in LR until a frame record is made. */
+		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, DW_AARCH64_LR, 0);
+		if (n > 1)
+			sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0,
+					 fre_word(w, sz, 1, sec->swap));
+		if (n > 2)
+			sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0,
+					 fre_word(w, sz, 2, sec->swap));
+		break;
+	}
+}
+
+/*
+ * Walk the FREs of @fde: stop at @want (index) or at the last one starting at
+ * or before @pc_off when @want is -1.  Decoding already checked the sizes.
+ */
+static int sframe__walk_fres(const struct sframe_section *sec,
+			     const struct sframe_fde *fde, s64 want,
+			     u64 pc_off, struct sframe_fre *fre)
+{
+	unsigned int asz = fre_addr_size(fde->fre_type);
+	const u8 *p = sec->fres + fde->fre_off;
+	const u8 *found = NULL;
+	u64 start = 0, found_start = 0, found_end = fde->size;
+	u32 i, found_idx = 0;
+
+	for (i = 0; i < fde->nr_fres; i++) {
+		u8 info;
+
+		if (asz == 1)
+			start = p[0];
+		else if (asz == 2)
+			start = rd16(p, sec->swap);
+		else
+			start = rd32(p, sec->swap);
+		if (want >= 0 ? i > want : start > pc_off) {
+			found_end = start;
+			break;
+		}
+		found = p;
+		found_start = start;
+		found_idx = i;
+		info = p[asz];
+		p += asz + 1 + fre_word_count(info) * fre_word_size(info);
+	}
+	if (!found || (want >= 0 && found_idx != want))
+		return -ENOENT;
+
+	sframe__interpret(sec, fde, found[asz], found + asz + 1, fre);
+	fre->fde_idx = fde - sec->fdes;
+	fre->fre_idx = found_idx;
+	if (fde->pc_type == SFRAME_PC_TYPE_MASK) {
+		/* Offsets inside each repeated block, as readelf shows them. */
+		fre->start = found_start;
+		fre->end = found_end;
+	} else {
+		fre->start = fde->start + found_start;
+		fre->end = fde->start + found_end;
+	}
+	return 0;
+}
+
+int sframe__find_fre(const struct sframe_section *sec, u64 pc,
+		     struct sframe_fre *fre)
+{
+	const struct sframe_fde *fde = sframe__find_fde(sec, pc);
+	u64 off;
+
+	if (!fde || !fde->nr_fres)
+		return -ENOENT;
+	off = pc - fde->start;
+	if (fde->pc_type == SFRAME_PC_TYPE_MASK)
+		off %= fde->rep_size;
+	return sframe__walk_fres(sec, fde, -1, off, fre);
+}
+
+int sframe__get_fre(const struct sframe_section *sec, u32 fde_idx,
+		    u32 fre_idx, struct sframe_fre *fre)
+{
+	if (fde_idx >= sec->nr_fdes)
+		return -ENOENT;
+	return sframe__walk_fres(sec, &sec->fdes[fde_idx], fre_idx, 0, fre);
+}
+
+/* Unwinding. */
+
+static bool stack_read(const struct sframe_stack *stack, u64 addr, u64 *val)
+{
+	if (addr < stack->sp || addr - stack->sp > stack->size ||
+	    stack->size - (addr - stack->sp) < sizeof(*val))
+		return false;
+	memcpy(val, stack->data + (addr - stack->sp), sizeof(*val));
+	return true;
+}
+
+static bool reg_value(const struct sframe_frame *f, u8 reg, u64 *val)
+{
+	if (reg == DW_X86_64_SP)
+		*val = f->sp;
+	else if (reg == DW_X86_64_FP)
+		*val = f->fp;
+	else
+		return false;
+	return true;
+}
+
+/* x86_64 rt_sigframe: the restorer runs with SP at the ucontext. */
+#define X86_64_UC_MCONTEXT	40
+#define X86_64_SC_RBP		80
+#define X86_64_SC_RSP		120
+#define X86_64_SC_RIP		128
+
+static enum sframe_stop sframe__step_signal(const struct sframe_stack *stack,
+					    const struct sframe_frame *cur,
+					    struct sframe_frame *next)
+{
+	u64 sc = cur->sp + X86_64_UC_MCONTEXT;
+
+	if (!stack_read(stack, sc + X86_64_SC_RBP, &next->fp) ||
+	    !stack_read(stack, sc + X86_64_SC_RSP, &next->sp) ||
+	    !stack_read(stack, sc + X86_64_SC_RIP, &next->ip))
+		return SFRAME_STOP_STACK;
+	next->signal = true;
+	return SFRAME_STOP_MAX;
+}
+
+static enum sframe_stop sframe__step(const struct sframe_stack *stack,
+				     const struct sframe_fre *fre,
+				     const struct sframe_frame *cur,
+				     struct sframe_frame *next)
+{
+	u64 cfa, v;
+
+	if (fre->ra.kind == SFRAME_RULE_UNDEFINED)
+		return SFRAME_STOP_OUTERMOST;
+	if (!reg_value(cur, fre->cfa.reg, &cfa))
+		return SFRAME_STOP_BAD;
+	cfa += fre->cfa.offset;
+	if (fre->cfa.kind == SFRAME_RULE_REG_DEREF) {
+		if (!stack_read(stack, cfa, &cfa))
+			return SFRAME_STOP_STACK;
+	} else if (fre->cfa.kind != SFRAME_RULE_REG) {
+		return SFRAME_STOP_BAD;
+	}
+
+	switch (fre->ra.kind) {
+	case SFRAME_RULE_CFA:
+		if (!stack_read(stack, cfa + fre->ra.offset, &next->ip))
+			return SFRAME_STOP_STACK;
+		break;
+	case SFRAME_RULE_REG:
+	case SFRAME_RULE_REG_DEREF:
+		if (!reg_value(cur, fre->ra.reg, &v))
+			return SFRAME_STOP_BAD;
+		v += fre->ra.offset;
+		if (fre->ra.kind == SFRAME_RULE_REG_DEREF &&
+		    !stack_read(stack, v, &v))
+			return SFRAME_STOP_STACK;
+		next->ip = v;
+		break;
+	default:
+		return SFRAME_STOP_BAD;
+	}
+
+	next->fp = cur->fp;
+	switch (fre->fp.kind) {
+	case SFRAME_RULE_CFA:
+		if (!stack_read(stack, cfa + fre->fp.offset, &next->fp))
+			return SFRAME_STOP_STACK;
+		break;
+	case SFRAME_RULE_REG:
+	case SFRAME_RULE_REG_DEREF:
+		if (!reg_value(cur, fre->fp.reg, &v))
+			return SFRAME_STOP_BAD;
+		v += fre->fp.offset;
+		if (fre->fp.kind == SFRAME_RULE_REG_DEREF &&
+		    !stack_read(stack, v, &v))
+			return SFRAME_STOP_STACK;
+		next->fp = v;
+		break;
+	default:
+		break;
+	}
+
+	/* On x86_64 the caller's SP is the CFA. */
+	next->sp = cfa;
+	next->signal = false;
+	if (next->sp <= cur->sp)
+		return SFRAME_STOP_BAD;
+	if (!next->ip)
+		return SFRAME_STOP_OUTERMOST;
+	return SFRAME_STOP_MAX;
+}
+
+int sframe__unwind(struct sframe_frame *frames, int max,
+		   const struct sframe_stack *stack, sframe_row_fn row,
+		   void *arg, enum sframe_stop *stop)
+{
+	int n = 1;
+
+	*stop = SFRAME_STOP_MAX;
+	if (max < 1)
+		return 0;
+
+	while (n < max) {
+		struct sframe_frame *cur = &frames[n - 1];
+		struct sframe_fre fre;
+		enum sframe_stop s;
+		u64 pc;
+
+		/*
+		 * A return address may be just past the function's end (a
+		 * call to a noreturn function): look up the call instead.
+		 */
+		pc = n == 1 || cur->signal ? cur->ip : cur->ip - 1;
+		if (row(pc, &fre, arg)) {
+			*stop = SFRAME_STOP_NO_SFRAME;
+			return n;
+		}
+		cur->sigtramp = fre.signal;
+		if (fre.signal)
+			s = sframe__step_signal(stack, cur, &frames[n]);
+		else
+			s = sframe__step(stack, &fre, cur, &frames[n]);
+		/* .eh_frame rules we cannot follow: leave it to libdw. */
+		if (s == SFRAME_STOP_BAD && fre.cfi)
+			s = SFRAME_STOP_NO_SFRAME;
+		if (s != SFRAME_STOP_MAX) {
+			*stop = s;
+			return n;
+		}
+		frames[n].sigtramp = false;
+		n++;
+	}
+	return n;
+}
+
+/* Per DSO cache. */
+
+struct sframe_load {
+	u64	offset;
+	u64	vaddr;
+	u64	filesz;
+};
+
+struct sframe_dso {
+	struct sframe_section	sec;
+	void			*buf;
+	struct sframe_load	*loads;
+	size_t			nr_loads;
+	bool			ok;
+	/* Its .eh_frame, kept open for dso__cfi_row(). */
+	int			fd;
+	Elf			*elf;
+#ifdef HAVE_LIBDW_SUPPORT
+	struct Dwarf_CFI_s	*cfi;
+#endif
+};
+
+static struct hashmap *sframe_dsos;
+static pthread_mutex_t sframe_dsos_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t ptr_hash(long key, void *ctx __maybe_unused)
+{
+	return (size_t)key >> 4;
+}
+
+static bool ptr_equal(long a, long b, void *ctx __maybe_unused)
+{
+	return a == b;
+}
+
+static void sframe_dso__load(struct sframe_dso *sd, const char *path)
+{
+	size_t shstrndx, nr_phdr;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd, err;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) ||
+	    elf_getphdrnum(elf, &nr_phdr))
+		goto out;
+
+	sd->loads = calloc(nr_phdr, sizeof(*sd->loads));
+	if (!sd->loads)
+		goto out;
+	for (size_t i = 0; i < nr_phdr; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		sd->loads[sd->nr_loads++] = (struct sframe_load){
+			.offset = ph.p_offset,
+			.vaddr = ph.p_vaddr,
+			.filesz = ph.p_filesz,
+		};
+	}
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".sframe") || sh.sh_type == SHT_NOBITS)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || !data->d_size)
+			break;
+		sd->buf = malloc(data->d_size);
+		if (!sd->buf)
+			break;
+		memcpy(sd->buf, data->d_buf, data->d_size);
+		err = sframe__decode(&sd->sec, sd->buf, data->d_size, sh.sh_addr);
+		if (err) {
+			pr_warning("%s: invalid .sframe (%s), not using it\n",
+				   path, sd->sec.err);
+			zfree(&sd->buf);
+			break;
+		}
+		sd->ok = true;
+		break;
+	}
+out:
+#ifdef HAVE_LIBDW_SUPPORT
+	/* Also with .sframe: crt code and the like have no FDE. */
+	if (elf && sd->loads) {
+		sd->cfi = dwarf_getcfi_elf(elf);
+		if (sd->cfi) {
+			sd->elf = elf;
+			sd->fd = fd;
+			return;
+		}
+	}
+#endif
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
+static struct sframe_dso *sframe_dso__get(struct dso *dso)
+{
+	struct sframe_dso *sd = NULL;
+
+	pthread_mutex_lock(&sframe_dsos_lock);
+	if (!sframe_dsos)
+		sframe_dsos = hashmap__new(ptr_hash, ptr_equal, NULL);
+	if (!sframe_dsos) {
+		pthread_mutex_unlock(&sframe_dsos_lock);
+		return NULL;
+	}
+	if (!hashmap__find(sframe_dsos, (long)dso, &sd)) {
+		sd = zalloc(sizeof(*sd));
+		if (sd) {
+			struct dso *ref = dso__get(dso);
+
+			sd->fd = -1;
+			sframe_dso__load(sd, dso__long_name(dso));
+			/* The entry holds a reference: keys stay unique. */
+			if (hashmap__add(sframe_dsos, ref, sd)) {
+				dso__put(dso);
+				free(sd->buf);
+				free(sd->loads);
+				sframe__exit(&sd->sec);
+				zfree(&sd);
+			}
+		}
+	}
+	pthread_mutex_unlock(&sframe_dsos_lock);
+	return sd;
+}
+
+static int sframe_dso__bias(const struct sframe_dso *sd, struct map *map,
+			    u64 pc, u64 *bias)
+{
+	/* The file offset of map__start() is map__pgoff(). */
+	u64 off = pc - map__start(map) + map__pgoff(map);
+
+	for (size_t i = 0; i < sd->nr_loads; i++) {
+		const struct sframe_load *l = &sd->loads[i];
+
+		if (off >= l->offset && off - l->offset < l->filesz) {
+			*bias = pc - (off - l->offset + l->vaddr);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int dso__vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias)
+{
+	struct sframe_dso *sd = sframe_dso__get(dso);
+
+	return sd ? sframe_dso__bias(sd, map, pc, bias) : -ENOENT;
+}
+
+const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
+					 u64 pc, u64 *bias)
+{
+	struct sframe_dso *sd = sframe_dso__get(dso);
+
+	if (!sd || sframe_dso__bias(sd, map, pc, bias) || !sd->ok)
+		return NULL;
+	return &sd->sec;
+}
+
+#ifdef HAVE_LIBDW_SUPPORT
+/* A register's rule: unchanged, undefined, or saved at CFA + offset. */
+static int cfi_rule(Dwarf_Frame *frame, int reg, struct sframe_rule *r)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	s64 off = 0;
+
+	if (dwarf_frame_register(frame, reg, mem, &ops, &nops))
+		return -1;
+	if (!nops) {
+		r->kind = ops ? SFRAME_RULE_UNDEFINED : SFRAME_RULE_SAME;
+		return 0;
+	}
+	if (ops[0].atom != DW_OP_call_frame_cfa)
+		return -1;
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst)
+		off = ops[1].number;
+	else if (nops == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus)
+		off = (s64)ops[1].number;
+	else if (nops != 1)
+		return -1;
+	if (off != (s32)off)
+		return -1;
+	r->kind = SFRAME_RULE_CFA;
+	r->offset = off;
+	return 0;
+}
+
+int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
+{
+	struct sframe_dso *sd = sframe_dso__get(dso);
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start, end;
+	Dwarf_Op *ops;
+	size_t nops;
+	bool signal;
+	u64 reg;
+	s64 off;
+	int ret = -ENOENT;
+
+	if (!sd || !sd->cfi || dwarf_cfi_addrframe(sd->cfi, vaddr, &frame))
+		return -ENOENT;
+	memset(fre, 0, sizeof(*fre));
+	fre->cfi = true;
+	if (dwarf_frame_info(frame, &start, &end, &signal) < 0)
+		goto out;
+	fre->start = start;
+	fre->end = end;
+	/*
+	 * A signal trampoline (__restore_rt) describes the sigcontext with
+	 * expressions; the walker reads the sigcontext itself.
+	 */
+	if (signal) {
+		fre->signal = true;
+		ret = 0;
+		goto out;
+	}
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 1)
+		goto out;
+	/* libdw gives the CFA rule as DW_OP_bregx, or a DW_OP_bregN. */
+	if (ops[0].atom == DW_OP_bregx) {
+		reg = ops[0].number;
+		off = (s64)ops[0].number2;
+	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		reg = ops[0].atom - DW_OP_breg0;
+		off = (s64)ops[0].number;
+	} else {
+		goto out;
+	}
+	if (reg > 255 || off != (s32)off)
+		goto out;
+	fre->cfa.kind = SFRAME_RULE_REG;
+	fre->cfa.reg = reg;
+	fre->cfa.offset = off;
+	if (cfi_rule(frame, 16, &fre->ra) || cfi_rule(frame, DW_X86_64_FP, &fre->fp))
+		goto out;
+	ret = 0;
+out:
+	free(frame);
+	return ret;
+}
+#else
+int dso__cfi_row(struct dso *dso __maybe_unused, u64 vaddr __maybe_unused,
+		 struct sframe_fre *fre __maybe_unused)
+{
+	return -ENOENT;
+}
+#endif

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unwind style "sframe": walk PERF_SAMPLE_STACK_USER snapshots with the
+ * .sframe sections of the DSOs the PCs fall in.
+ *
+ * "sframe" is hybrid: where a PC has no .sframe row (no Debian system
+ * library ships .sframe, libc included; crt code has no FDE either), the
+ * DSO's .eh_frame row is used if it has SFrame's shape, and SFrame resumes
+ * in the callers above; only a row the walker cannot follow hands the rest
+ * of the stack to libdw, from the last frame SFrame unwound.
+ * "sframe-only" stops at the first frame without .sframe instead, to see
+ * what SFrame alone gives.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elf.h>
+#include <linux/zalloc.h>
+
+#include "addr_location.h"
+#include "callchain.h"
+#include "debug.h"
+#include "dso.h"
+#include "machine.h"
+#include "map.h"
+#include "maps.h"
+#include "perf_regs.h"
+#include "sample.h"
+#include "sframe.h"
+#include "symbol.h"
+#include "thread.h"
+#include "unwind.h"
+#include "../../arch/x86/include/uapi/asm/perf_regs.h"
+
+/* Frames that SFrame unwound, and those that fell back to libdw. */
+unsigned long sframe__nr_frames;
+unsigned long sframe__nr_fallback_frames;
+
+#define SFRAME_LOOKUP_CACHE	4
+
+/* Maps hit in this sample: consecutive frames keep to a few DSOs. */
+struct sframe_lookup_arg {
+	struct thread	*thread;
+	bool		cfi;	/* .eh_frame rows where there is no .sframe */
+	int		nr;
+	int		next;
+	struct {
+		u64				start;
+		u64				end;
+		u64				bias;
+		const struct sframe_section	*sec;
+		struct dso			*dso;
+	} hit[SFRAME_LOOKUP_CACHE];
+};
+
+static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
+{
+	struct sframe_lookup_arg *la = arg;
+	const struct sframe_section *sec = NULL;
+	struct addr_location al;
+	struct dso *dso = NULL;
+	u64 bias = 0;
+	int i;
+
+	for (i = 0; i < la->nr; i++) {
+		if (pc >= la->hit[i].start && pc < la->hit[i].end)
+			break;
+	}
+	if (i == la->nr) {
+		addr_location__init(&al);
+		if (thread__find_map(la->thread, PERF_RECORD_MISC_USER, pc, &al)) {
+			dso = map__dso(al.map);
+			if (dso && dso__vaddr_bias(dso, al.map, pc, &bias))
+				dso = NULL;
+			if (dso) {
+				sec = dso__sframe(dso, al.map, pc, &bias);
+				i = la->next++ % SFRAME_LOOKUP_CACHE;
+				la->hit[i].start = map__start(al.map);
+				la->hit[i].end = map__end(al.map);
+				la->hit[i].bias = bias;
+				la->hit[i].sec = sec;
+				la->hit[i].dso = dso;
+				if (la->nr < SFRAME_LOOKUP_CACHE)
+					la->nr++;
+			}
+		}
+		addr_location__exit(&al);
+		if (!dso)
+			return -ENOENT;
+	}
+
+	sec = la->hit[i].sec;
+	if (sec && sec->abi == SFRAME_ABI_AMD64_ENDIAN_LITTLE &&
+	    !sframe__find_fre(sec, pc - la->hit[i].bias, fre))
+		return 0;
+	if (!la->cfi)
+		return -ENOENT;
+	return dso__cfi_row(la->hit[i].dso, pc - la->hit[i].bias, fre);
+}
+
+struct ip_list {
+	u64	*ips;
+	int	nr;
+	int	max;
+};
+
+static int collect_ip(struct unwind_entry *entry, void *arg)
+{
+	struct ip_list *l = arg;
+
+	if (l->nr < l->max)
+		l->ips[l->nr++] = entry->ip;
+	return 0;
+}
+
+/*
+ * Let libdw unwind from @f outwards: a copy of the sample whose registers
+ * and stack start at @f.  Other registers keep their sampled values, which
+ * .eh_frame rules for the CFA do not use on x86_64.
+ */
+static int sframe__libdw_from(struct thread *thread, struct perf_sample *data,
+			      const struct sframe_frame *f, u64 *ips, int max,
+			      bool best_effort)
+{
+	struct ip_list l = { .ips = ips, .max = max };
+	struct regs_dump *regs = data->user_regs;
+	struct perf_sample s = *data;
+	struct regs_dump r = *regs;
+	int nr = __builtin_popcountll(regs->mask), idx = 0, ret;
+	u64 sp0, delta, *vals;
+
+	if (perf_reg_value(&sp0, regs, PERF_REG_X86_SP) || f->sp < sp0)
+		return 0;
+	delta = f->sp - sp0;
+	if (delta >= data->user_stack.size)
+		return 0;
+	vals = calloc(nr, sizeof(u64));
+	if (!vals)
+		return -ENOMEM;
+	for (int i = 0; i < 64; i++) {
+		if (!(regs->mask & (1ULL << i)))
+			continue;
+		vals[idx] = regs->regs[idx];
+		if (i == PERF_REG_X86_IP)
+			vals[idx] = f->ip;
+		else if (i == PERF_REG_X86_SP)
+			vals[idx] = f->sp;
+		else if (i == PERF_REG_X86_BP)
+			vals[idx] = f->fp;
+		idx++;
+	}
+	r.regs = vals;
+	r.cache_mask = 0;
+	s.user_regs = &r;
+	s.user_stack.data = data->user_stack.data + delta;
+	s.user_stack.size = data->user_stack.size - delta;
+
+	ret = libdw__get_entries(collect_ip, &l, thread, &s, max, best_effort);
+	free(vals);
+	if (ret < 0)
+		return ret;
+	/* libdw hands entries over in the caller-first order when asked. */
+	if (callchain_param.order == ORDER_CALLER) {
+		for (int i = 0; i < l.nr / 2; i++) {
+			u64 t = ips[i];
+
+			ips[i] = ips[l.nr - 1 - i];
+			ips[l.nr - 1 - i] = t;
+		}
+	}
+	return l.nr;
+}
+
+static int sframe__emit(unwind_entry_cb_t cb, void *arg, struct thread *thread,
+			const u64 *ips, int nr)
+{
+	int ret = 0;
+
+	for (int i = 0; i < nr && !ret; i++) {
+		int j = callchain_param.order == ORDER_CALLER ? nr - 1 - i : i;
+		struct unwind_entry e = { .ip = ips[j] };
+		struct addr_location al;
+
+		addr_location__init(&al);
+		thread__find_symbol(thread, PERF_RECORD_MISC_USER, ips[j], &al);
+		e.ms.thread = thread__get(al.thread);
+		e.ms.map = map__get(al.map);
+		e.ms.sym = al.sym;
+		addr_location__exit(&al);
+		ret = cb(&e, arg);
+		map_symbol__exit(&e.ms);
+	}
+	return ret;
+}
+
+static __thread struct sframe_frame *frames_buf;
+static __thread u64 *ips_buf;
+static __thread int buf_max;
+
+int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
+			struct thread *thread, struct perf_sample *data,
+			int max_stack, bool best_effort, bool hybrid)
+{
+	struct machine *machine = maps__machine(thread__maps(thread));
+	struct sframe_lookup_arg la = { .thread = thread, .cfi = hybrid };
+	struct sframe_stack stack;
+	struct sframe_frame *frames;
+	enum sframe_stop stop;
+	int n, nr = 0, ret;
+	u64 *ips;
+
+	if (!data->user_regs || !data->user_regs->regs || max_stack < 1)
+		return 0;
+	if (thread__e_machine(thread, machine, NULL) != EM_X86_64)
+		return hybrid ? libdw__get_entries(cb, arg, thread, data,
+						   max_stack, best_effort) : 0;
+
+	/* Reused across samples: only frames[0] needs to start cleared. */
+	if (max_stack > buf_max) {
+		free(frames_buf);
+		free(ips_buf);
+		frames_buf = malloc(max_stack * sizeof(*frames_buf));
+		ips_buf = malloc(max_stack * sizeof(*ips_buf));
+		buf_max = frames_buf && ips_buf ? max_stack : 0;
+		if (!buf_max)
+			return -ENOMEM;
+	}
+	frames = frames_buf;
+	ips = ips_buf;
+	memset(&frames[0], 0, sizeof(frames[0]));
+	if (perf_reg_value(&frames[0].ip, data->user_regs, PERF_REG_X86_IP) ||
+	    perf_reg_value(&frames[0].sp, data->user_regs, PERF_REG_X86_SP) ||
+	    perf_reg_value(&frames[0].fp, data->user_regs, PERF_REG_X86_BP)) {
+		ret = 0;
+		goto out;
+	}
+	stack.sp = frames[0].sp;
+	stack.data = (const u8 *)data->user_stack.data;
+	stack.size = data->user_stack.size;
+
+	n = sframe__unwind(frames, max_stack, &stack, sframe_row, &la, &stop);
+
+	if (stop == SFRAME_STOP_NO_SFRAME && hybrid && n == 1) {
+		/* Nothing for SFrame to do: plain libdw. */
+		ret = libdw__get_entries(cb, arg, thread, data, max_stack,
+					 best_effort);
+		goto out;
+	}
+
+	/* Like libdw, callers' PCs point into the call instruction. */
+	for (int i = 0; i < n; i++)
+		ips[nr++] = i && !frames[i].signal && !frames[i].sigtramp ?
+			    frames[i].ip - 1 : frames[i].ip;
+	sframe__nr_frames += nr;
+
+	/*
+	 * libdw restarts from the last frame SFrame described, not from the
+	 * first one it did not: libdw then steps into that frame itself and
+	 * knows, from its CFI, whether it is a signal trampoline whose PC
+	 * must not be moved back into a call.
+	 */
+	if (stop == SFRAME_STOP_NO_SFRAME && hybrid) {
+		int got = sframe__libdw_from(thread, data, &frames[n - 2],
+					     ips + n - 2, max_stack - n + 2,
+					     best_effort);
+
+		if (got < 0) {
+			ret = got;
+			goto out;
+		}
+		/* libdw's first frame is the one handed over: keep ours. */
+		ips[n - 2] = frames[n - 2].ip - (n > 2 && !frames[n - 2].signal &&
+						 !frames[n - 2].sigtramp);
+		if (got > 1) {
+			nr = n - 2 + got;
+			sframe__nr_fallback_frames += got - 2;
+		}
+	}
+
+	ret = sframe__emit(cb, arg, thread, ips, nr);
+	if (!ret)
+		ret = nr;
+	else if (ret != -ENOMEM)
+		ret = nr ? 1 : 0;
+out:
+	return ret;
+}
