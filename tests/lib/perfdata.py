@@ -396,7 +396,7 @@ def scenario(threads=4, samples=2000, late_fraction=0.1, missing_fraction=0.0,
              user_mode_fraction=0.15, max_per_entry=6, nr_cpus=2, seed=1,
              exit_threads=True, round_ns=5_000_000, lag_fraction=0.2,
              sample_gap=250_000, start=1_000_000_000, regs_stack=False,
-             two_events=False):
+             two_events=False, block_fraction=0.0):
     """Generate a realistic deferred-callchain stream.
 
     Per thread: kernel entries with 1..max_per_entry samples each; the
@@ -405,7 +405,11 @@ def scenario(threads=4, samples=2000, late_fraction=0.1, missing_fraction=0.0,
     the unwind path, timestamped after the record; missing_fraction of
     entries get no record; dup_fraction of records are duplicated in the next
     round; cross_cpu_fraction of records are written in another CPU's
-    buffer, up to cross_cpu_delay ns after the entry's samples.  Events go to
+    buffer, up to cross_cpu_delay ns after the entry's samples;
+    block_fraction of entries end in a preemption or a block: their record
+    comes when the task runs again, about one of its sampling gaps later
+    (capped at cross_cpu_delay), so that waiting samples grow with the
+    number of threads as on an oversubscribed machine.  Events go to
     per-CPU buffers and are written per round, buffer after buffer, like
     perf record; a buffer is sometimes read one round late (lag_fraction).
 
@@ -464,6 +468,8 @@ def scenario(threads=4, samples=2000, late_fraction=0.1, missing_fraction=0.0,
             if not missing and rng.random() < cross_cpu_fraction and nr_cpus > 1:
                 rec_cpu = (cpu + rng.randint(1, nr_cpus - 1)) % nr_cpus
                 rec_time = now + rng.randint(1000, cross_cpu_delay)
+            if not missing and rng.random() < block_fraction:
+                rec_time = now + min(cross_cpu_delay, rng.randint(step // 2, step + 1))
             late = 0
             if not missing and left > 0 and rng.random() < late_fraction:
                 late = min(left, rng.randint(1, 2))
