@@ -399,8 +399,11 @@ class TestGenerated(Base):
     def test_nr_larger_than_record(self):
         """nr says 100, 2 ips follow: a warning, a counter, the rest of the
         file still processed.  Upstream 7.2 does not check nr against the
-        record size and reads past it (the trailer is then taken from
-        whatever follows)."""
+        record size and reads past it: with nr=100 it merges the following
+        events' bytes into the user callchain (and takes the tid/time
+        trailer from them); with nr=3000 it dies of SIGBUS reading past the
+        mapping (test_nr_past_the_mapping); a record truncated to 16 or 24
+        bytes stops its session ("can't parse CALLCHAIN_DEFERRED", exit 242)."""
         p = self._one('a.data', {'nr': 100})
         r = self.script(p)
         got = parse_script(r.stdout)
@@ -409,6 +412,14 @@ class TestGenerated(Base):
         self.assertStats(self.stats(p), malformed=1, stitched=1, lost=1)
         if os.path.exists(UPSTREAM):
             self.script(p, perf=UPSTREAM, check=False)      # must not fail us
+
+    def test_nr_past_the_mapping(self):
+        p = self._one('a.data', {'nr': 3000})
+        got = self.samples(p)
+        self.assertEqual([g[2] for g in got], [[K, 0], [K, U + 32]])
+        self.assertStats(self.stats(p), malformed=1)
+        if os.path.exists(UPSTREAM):
+            self.script(p, perf=UPSTREAM, check=False)      # SIGBUS in 7.2
 
     def test_nr_huge(self):
         p = self._one('a.data', {'nr': (1 << 61) - 1})
@@ -498,6 +509,57 @@ class TestGenerated(Base):
         line = [ln for ln in out.splitlines() if ' 100 ' in ln + ' ']
         self.assertTrue(line and 'oldname' in line[0], out)
         self.assertIn('do_cheap_syscalls', out)
+
+    @unittest.expectedFailure
+    def test_tid_reuse_after_held_exit(self):
+        """BUG: EXIT is held in the stitcher's reorder queue, FORK and COMM
+        are not.  When a tid is reused while samples are held (another
+        task's sample waits for its record), the new task's FORK/COMM are
+        processed first, then the held EXIT of the old task removes the new
+        thread: the old task's sample shows the new comm ("child2") and the
+        new task's samples show ":101".  Upstream 7.2 gets this file right."""
+        w = pd.Writer([pd.Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
+                                defer=True)], nr_cpus=1)
+        t = 10**6
+        w.comm(100, 100, 'parent', time=10)
+        w.mmap2(100, 100, U, 0x1000, 0x1000, pd.workload_path(), time=11)
+        w.comm(300, 300, 'other', time=12)
+        w.sample(K, 300, 300, t, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
+                                            cookie(0, 1)])
+        w.fork(100, 100, 101, 100, time=t + 10)
+        w.comm(100, 101, 'child1', time=t + 11)
+        w.sample(U + 0x205, 100, 101, t + 20, callchain=[CONTEXT_USER_DEFERRED, cookie(0, 2)])
+        w.deferred(cookie(0, 2), [U + 0x205], 100, 101, t + 30)
+        w.exit(100, 100, 101, 100, time=t + 40)
+        w.fork(100, 100, 101, 100, time=t + 50)          # tid 101 reused
+        w.comm(100, 101, 'child2', time=t + 51)
+        w.sample(U + 0x263, 100, 101, t + 60, callchain=[CONTEXT_USER_DEFERRED, cookie(0, 3)])
+        w.deferred(cookie(0, 3), [U + 0x263], 100, 101, t + 70)
+        w.deferred(cookie(0, 1), [U + 0x300], 300, 300, t + 1000)
+        w.finished_round()
+        p = w.save(self.path('a.data'))
+        out = self.script(p, fields='comm,tid,ip').stdout
+        comms = [ln.split()[0] for ln in out.splitlines() if ln and not ln.startswith('\t')]
+        self.assertEqual(comms, ['other', 'child1', 'child2'], out)
+
+    @unittest.expectedFailure
+    def test_sample_nr_past_the_event(self):
+        """BUG (also upstream 7.2): a SAMPLE of an event with defer_callchain
+        whose callchain nr is larger than the event: __evsel__parse_sample()
+        reads ips[nr - 2] to look for PERF_CONTEXT_USER_DEFERRED before its
+        OVERFLOW_CHECK, and perf segfaults.  Without defer_callchain the same
+        file gives "can't parse sample" (exit 242), no crash."""
+        w = pd.Writer([pd.Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
+                                defer=True)], nr_cpus=1)
+        raw = bytearray(w.sample(K, 100, 100, 1000, callchain=[
+            CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, cookie(0, 1)]))
+        raw[32:40] = (1 << 40).to_bytes(8, 'little')       # callchain nr
+        w.chunks[-1] = bytes(raw)
+        w.finished_round()
+        p = w.save(self.path('a.data'))
+        r = self.script(p, check=False)
+        self.assertGreaterEqual(r.returncode, 0, 'perf script killed by signal %d' %
+                                -r.returncode)
 
 
 if __name__ == '__main__':
