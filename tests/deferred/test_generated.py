@@ -511,6 +511,16 @@ class TestGenerated(Base):
         self.assertIn('do_cheap_syscalls', out)
 
     @unittest.expectedFailure
+    def test_lost_frame_symoff(self):
+        """BUG (ours only): the "[user stack lost]" frame has a symbol but
+        no map; perf script -F ip,sym,symoff segfaults on it in
+        __symbol__fprintf_symname_offs() (from sample__fprintf_callchain)."""
+        sc = pd.scenario(threads=2, samples=100, missing_fraction=0.3, seed=13, **LINEAR)
+        p = sc.write(self.path('a.data'))
+        r = self.script(p, fields='ip,sym,symoff', check=False)
+        self.assertEqual(r.returncode, 0, 'perf script -F ip,sym,symoff: %d' % r.returncode)
+
+    @unittest.expectedFailure
     def test_tid_reuse_after_held_exit(self):
         """BUG: EXIT is held in the stitcher's reorder queue, FORK and COMM
         are not.  When a tid is reused while samples are held (another
