@@ -436,6 +436,20 @@ class TestGenerated(Base):
             if os.path.exists(UPSTREAM):
                 self.script(p, perf=UPSTREAM, check=False)
 
+    def test_lost_event_between(self):
+        """A PERF_RECORD_LOST between a sample and its record changes
+        nothing for stitching; perf counts it."""
+        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        ck = cookie(0, 1)
+        w.sample(K, 100, 100, 1000, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, ck])
+        w.lost(7, time=1500)
+        w.deferred(ck, [U], 100, 100, 2000)
+        w.finished_round()
+        p = w.save(self.path('a.data'))
+        self.assertEqual([g[2] for g in self.samples(p)], [[K, U]])
+        r = common.run([PERF, 'report', '--stats', '-i', p])
+        self.assertRegex(r.stdout, r'LOST events:\s+1\b')
+
     def test_cookie_never_seen(self):
         w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
         w.sample(K, 100, 100, 1000, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
