@@ -525,6 +525,29 @@ class TestGenerated(Base):
         self.assertIn('do_cheap_syscalls', out)
 
     @unittest.expectedFailure
+    def test_duplicate_after_exit(self):
+        """BUG (minor): an exact duplicate record that comes after a
+        FINISHED_ROUND, once its task's EXIT went out, is counted as an
+        accepted record and an orphan, not as a duplicate: the task, with
+        its last cookie, was forgotten at EXIT (and is created again, for
+        good, by the duplicate)."""
+        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        ck = cookie(0, 1)
+        w.sample(K, 100, 101, 900, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, ck])
+        w.deferred(ck, [U], 100, 101, 1000)
+        w.exit(100, 100, 101, 100, time=2000)
+        w.finished_round()
+        w.sample(K, 100, 100, 3000, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
+                                               cookie(0, 2)])
+        w.deferred(cookie(0, 2), [U + 8], 100, 100, 3100)
+        w.finished_round()
+        w.deferred(ck, [U], 100, 101, 1000)               # the duplicate
+        w.finished_round()
+        p = w.save(self.path('a.data'))
+        self.assertEqual([g[2] for g in self.samples(p)], [[K, U], [K, U + 8]])
+        self.assertStats(self.stats(p), duplicates=1, records=2, orphans=0)
+
+    @unittest.expectedFailure
     def test_lost_frame_symoff(self):
         """BUG (ours only): the "[user stack lost]" frame has a symbol but
         no map; perf script -F ip,sym,symoff segfaults on it in
