@@ -58,17 +58,36 @@ def gen(out, threads, samples, missing=0.0):
     return d, f
 
 
+TIMEOUT = 240
+
+
 def measure(cmd):
-    """Run @cmd, stdout to /dev/null: (wall s, user+sys s, peak RSS KiB)."""
+    """Run @cmd, stdout to /dev/null: (wall s, user+sys s, peak RSS KiB).
+    A run past TIMEOUT seconds of wall time is killed and flagged: its
+    numbers are lower bounds."""
     with open(os.devnull, 'w') as null:
         t0 = time.monotonic()
         p = subprocess.Popen(cmd, stdout=null, stderr=subprocess.DEVNULL)
-        _, status, ru = os.wait4(p.pid, 0)
+        timed_out = False
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - t0 > TIMEOUT and not timed_out:
+                p.kill()
+                timed_out = True
+            time.sleep(0.05)
         wall = time.monotonic() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode:
+    if p.returncode and not timed_out:
         print('  warning: %s exited %d' % (' '.join(cmd), p.returncode), file=sys.stderr)
+    if timed_out:
+        print('  warning: %s killed after %ds' % (' '.join(cmd), TIMEOUT), file=sys.stderr)
+        TIMED_OUT.add(tuple(cmd))
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+TIMED_OUT = set()
 
 
 COMMANDS = {
@@ -103,6 +122,8 @@ def pct(a, b):
     return '%+.1f%%' % (100.0 * (a - b) / b) if b else 'n/a'
 
 
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--samples', type=int, default=200000)
@@ -117,7 +138,10 @@ def main():
     ap.add_argument('--perf-upstream', default=common.PERF_UPSTREAM)
     ap.add_argument('--markdown', help='also write the tables to this file')
     ap.add_argument('--no-memory', action='store_true')
+    ap.add_argument('--timeout', type=int, default=TIMEOUT,
+                    help='kill a run after this many seconds (wall)')
     args = ap.parse_args()
+    globals()['TIMEOUT'] = args.timeout
     os.makedirs(args.out, exist_ok=True)
     cmds = args.commands.split(',')
     t_start = time.monotonic()
@@ -143,9 +167,11 @@ def main():
         for cmd in cmds:
             od, of = med[(cmd, 'ours', 'deferred')], med[(cmd, 'ours', 'floor')]
             ud, uf = med[(cmd, 'upstream', 'deferred')], med[(cmd, 'upstream', 'floor')]
-            out('| %d | %s | %.2f | %.2f | %s | %.2f | %.2f | %s | %.2f | %.2f | %.0f / %.0f |' %
-                (threads, cmd, od[1], of[1], pct(od[1], of[1]), ud[1], uf[1],
-                 pct(ud[1], uf[1]), od[0], ud[0], od[2] / 1024, ud[2] / 1024))
+            up = [c for c in TIMED_OUT if c[0] == args.perf_upstream and c[1] == cmd]
+            mark = '>' if any('-t%d-' % threads in c[-1] for c in up) else ''
+            out('| %d | %s | %.2f | %.2f | %s | %s%.2f | %.2f | %s%s | %.2f | %s%.2f | %.0f / %.0f |' %
+                (threads, cmd, od[1], of[1], pct(od[1], of[1]), mark, ud[1], uf[1],
+                 mark, pct(ud[1], uf[1]), od[0], mark, ud[0], od[2] / 1024, ud[2] / 1024))
         sys.stdout.flush()
 
     if not args.no_memory:
