@@ -38,7 +38,7 @@ import perfdata as pd           # noqa: E402
 # again, up to 100 ms later), so waiting samples grow with threads.
 SCENARIO = dict(late_fraction=0.1, cross_cpu_fraction=0.3, block_fraction=0.5,
                 cross_cpu_delay=100_000_000, dup_fraction=0.0, seed=42)
-GEN_VERSION = 1
+GEN_VERSION = 2
 
 
 def gen(out, threads, samples, missing=0.0):

@@ -458,8 +458,13 @@ def scenario(threads=4, samples=2000, late_fraction=0.1, missing_fraction=0.0,
                 ck = cookie_of(cpu, counters[cpu])
                 entry = []
                 kst = rng.choice(kstacks)
-                for _ in range(n):
-                    now += rng.randint(step // 2, step * 3 // 2)
+                # the task runs in the kernel for the whole entry: its
+                # samples are one sampling period apart, not one task gap
+                inner = min(step, sample_gap)
+                now += max(1, rng.randint(step // 2, step * 3 // 2) * n - (n - 1) * inner)
+                for j in range(n):
+                    if j:
+                        now += rng.randint(inner // 2, inner * 3 // 2)
                     entry.append((now, kst[rng.randrange(len(kst)):]))
             left -= n
             missing = rng.random() < missing_fraction
