@@ -298,13 +298,12 @@ class TestGenerated(Base):
         p = sc.write(self.path('a.data'), dummy=True)
         self.assertSamples(self.samples(p), sc.truth)
 
-    @unittest.expectedFailure
     def test_report_stats_ordered(self):
-        """BUG: perf report --stats processes events in file order
-        (stats_setup() inits its tool with ordered_events=false), so on a
-        cross-CPU file its "Deferred callchains:" counters describe a
-        stitching that perf report and perf script never do: fewer stitched,
-        more lost than the samples they actually deliver."""
+        """perf report --stats must count the stitching perf script does.
+        Found on f0be685, where it processed events in file order
+        (stats_setup() inited its tool with ordered_events=false) and its
+        counters disagreed with the samples delivered on cross-CPU files;
+        fixed in main by 488138e."""
         sc = pd.scenario(threads=3, samples=200, late_fraction=0.2, missing_fraction=0.1,
                          dup_fraction=0.1, seed=1)
         p = sc.write(self.path('a.data'))
@@ -547,10 +546,10 @@ class TestGenerated(Base):
         self.assertEqual([g[2] for g in self.samples(p)], [[K, U], [K, U + 8]])
         self.assertStats(self.stats(p), duplicates=1, records=2, orphans=0)
 
-    @unittest.expectedFailure
     def test_lost_frame_symoff(self):
-        """BUG (ours only, severe): the "[user stack lost]" frame has a
-        symbol but no map; perf script segfaults on it in
+        """Found on f0be685 (ours only, severe), fixed in main by 425f02f:
+        the "[user stack lost]" frame has a symbol but no map; perf script
+        segfaulted on it in
         __symbol__fprintf_symname_offs() (from sample__fprintf_callchain)
         whenever symoff is printed, which plain `perf script` does by
         default: any file where one user stack was lost (a task exiting
@@ -569,7 +568,11 @@ class TestGenerated(Base):
         task's sample waits for its record), the new task's FORK/COMM are
         processed first, then the held EXIT of the old task removes the new
         thread: the old task's sample shows the new comm ("child2") and the
-        new task's samples show ":101".  Upstream 7.2 gets this file right."""
+        new task's samples show ":101" (f0be685).  Upstream 7.2 gets this
+        file right.  Since 928aec7 a FORK delivers the queue up to the held
+        EXIT: the comms are right, but the reused tid's samples now come out
+        before the older sample of task 300 that was still waiting (time
+        order child1, child2, other instead of other, child1, child2)."""
         w = pd.Writer([pd.Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
                                 defer=True)], nr_cpus=1)
         t = 10**6
@@ -594,12 +597,12 @@ class TestGenerated(Base):
         comms = [ln.split()[0] for ln in out.splitlines() if ln and not ln.startswith('\t')]
         self.assertEqual(comms, ['other', 'child1', 'child2'], out)
 
-    @unittest.expectedFailure
     def test_sample_nr_past_the_event(self):
-        """BUG (also upstream 7.2): a SAMPLE of an event with defer_callchain
-        whose callchain nr is larger than the event: __evsel__parse_sample()
-        reads ips[nr - 2] to look for PERF_CONTEXT_USER_DEFERRED before its
-        OVERFLOW_CHECK, and perf segfaults.  Without defer_callchain the same
+        """Found on f0be685 (also upstream 7.2), fixed in main by 928aec7: a
+        SAMPLE of an event with defer_callchain whose callchain nr is larger
+        than the event: __evsel__parse_sample() read ips[nr - 2] to look for
+        PERF_CONTEXT_USER_DEFERRED before its OVERFLOW_CHECK, and perf
+        segfaulted (perf-upstream still does).  Without defer_callchain the same
         file gives "can't parse sample" (exit 242), no crash."""
         w = pd.Writer([pd.Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
                                 defer=True)], nr_cpus=1)
