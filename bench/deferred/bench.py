@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Deferred callchain stitching cost: our perf vs perf-upstream vs the floor.
+
+For each thread count, tests/lib/perfdata.py generates ~200k samples with
+deferred user callchains (the "deferred" file) and the same samples written
+already merged (kernel frames, PERF_CONTEXT_USER, user frames; no records:
+the "floor" file).  Each of perf script and perf report --stdio runs on both
+files with both binaries, output to /dev/null; runs are interleaved and
+repeated (perf script 3 times, perf report once by default: it costs
+~2.5x more and the bench should stay near 10 minutes), and the medians of wall time, user+sys CPU time (os.wait4) and
+peak RSS are reported.  The machine may be shared: CPU time is the number
+to read.
+
+Then the memory-bound case: 10% of the deferred records missing at 1000
+threads, peak RSS of perf report vs the floor file.
+
+    bench/deferred/bench.py [--samples N] [--threads 1,10,...] [--reps R]
+                            [--out DIR] [--markdown FILE]
+
+Not a test: nothing here asserts timings.
+"""
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+sys.path.insert(0, os.path.join(TOP, 'tests', 'lib'))
+import common                   # noqa: E402
+import perfdata as pd           # noqa: E402
+
+# The generated stream: realistic mix of late samples, cross-CPU records
+# and tasks preempted in the kernel (their record comes when they run
+# again, up to 100 ms later), so waiting samples grow with threads.
+SCENARIO = dict(late_fraction=0.1, cross_cpu_fraction=0.3, block_fraction=0.5,
+                cross_cpu_delay=100_000_000, dup_fraction=0.0, seed=42)
+GEN_VERSION = 2
+
+
+def gen(out, threads, samples, missing=0.0):
+    tag = 'v%d-t%d-s%d-m%g' % (GEN_VERSION, threads, samples, missing)
+    d = os.path.join(out, 'deferred-%s.data' % tag)
+    f = os.path.join(out, 'floor-%s.data' % tag)
+    if not (os.path.exists(d) and os.path.exists(f)):
+        # In a child process: the peak RSS os.wait4 reports for a perf run
+        # includes the RSS of the process it was spawned from (exec keeps
+        # the high-water mark), so this one must stay small.
+        t0 = time.monotonic()
+        subprocess.run([sys.executable, __file__, '--generate', d, f, str(threads),
+                        str(samples), repr(missing)], check=True)
+        print('  generated %s (%.0fs)' % (tag, time.monotonic() - t0), file=sys.stderr)
+    return d, f
+
+
+def generate(d, f, threads, samples, missing):
+    sc = pd.scenario(threads=threads, samples=samples, missing_fraction=missing,
+                     **SCENARIO)
+    sc.write(d + '.tmp')
+    sc.write(f + '.tmp', merged=True)
+    os.rename(d + '.tmp', d)
+    os.rename(f + '.tmp', f)
+    print('  %s' % sc.stats, file=sys.stderr)
+
+
+TIMEOUT = 240
+
+
+def measure(cmd):
+    """Run @cmd, stdout to /dev/null: (wall s, user+sys s, peak RSS KiB).
+    A run past TIMEOUT seconds of wall time is killed and flagged: its
+    numbers are lower bounds."""
+    with open(os.devnull, 'w') as null:
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, stdout=null, stderr=subprocess.DEVNULL)
+        timed_out = False
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - t0 > TIMEOUT and not timed_out:
+                p.kill()
+                timed_out = True
+            time.sleep(0.05)
+        wall = time.monotonic() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode and not timed_out:
+        print('  warning: %s exited %d' % (' '.join(cmd), p.returncode), file=sys.stderr)
+    if timed_out:
+        print('  warning: %s killed after %ds' % (' '.join(cmd), TIMEOUT), file=sys.stderr)
+        TIMED_OUT.add(tuple(cmd))
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+TIMED_OUT = set()
+
+
+COMMANDS = {
+    'script': lambda perf, path: [perf, 'script', '-i', path],
+    'report': lambda perf, path: [perf, 'report', '--stdio', '-i', path],
+}
+
+
+def bench_threads(args, threads, cmds):
+    d, f = gen(args.out, threads, args.samples)
+    variants = [('ours', args.perf, 'deferred', d), ('ours', args.perf, 'floor', f),
+                ('upstream', args.perf_upstream, 'deferred', d),
+                ('upstream', args.perf_upstream, 'floor', f)]
+    res = {}
+    for cmd in cmds:
+        reps = args.reps if cmd == 'script' else args.report_reps
+        for rep in range(reps):
+            for who, perf, kind, path in variants:
+                runs = res.setdefault((cmd, who, kind), [])
+                # A variant already 4x slower than the floor needs no more
+                # repetitions to show it: keep the bench short.
+                if runs and runs[0][1] > 4 * res[(cmd, 'ours', 'floor')][0][1]:
+                    continue
+                runs.append(measure(COMMANDS[cmd](perf, path)))
+    med = {}
+    for k, runs in res.items():
+        med[k] = tuple(statistics.median(r[i] for r in runs) for i in range(3))
+    return med
+
+
+def pct(a, b):
+    return '%+.1f%%' % (100.0 * (a - b) / b) if b else 'n/a'
+
+
+
+
+def main():
+    if len(sys.argv) == 7 and sys.argv[1] == '--generate':
+        d, f, threads, samples, missing = sys.argv[2:]
+        return generate(d, f, int(threads), int(samples), float(missing))
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--samples', type=int, default=200000)
+    ap.add_argument('--threads', default='1,10,100,1000,3000,10000')
+    ap.add_argument('--reps', type=int, default=3, help='perf script repetitions')
+    ap.add_argument('--report-reps', type=int, default=1,
+                    help='perf report repetitions (it costs ~2.5x perf script)')
+    ap.add_argument('--commands', default='script,report')
+    ap.add_argument('--out', default=os.path.join(os.environ.get('TMPDIR', '/tmp'),
+                                                  'perf-deferred-bench'))
+    ap.add_argument('--perf', default=common.PERF)
+    ap.add_argument('--perf-upstream', default=common.PERF_UPSTREAM)
+    ap.add_argument('--markdown', help='also write the tables to this file')
+    ap.add_argument('--no-memory', action='store_true')
+    ap.add_argument('--timeout', type=int, default=TIMEOUT,
+                    help='kill a run after this many seconds (wall)')
+    args = ap.parse_args()
+    globals()['TIMEOUT'] = args.timeout
+    os.makedirs(args.out, exist_ok=True)
+    cmds = args.commands.split(',')
+    t_start = time.monotonic()
+
+    lines = []
+
+    def out(s=''):
+        print(s)
+        lines.append(s)
+
+    out('Date: %s UTC; machine: %s, %s, %d CPUs online; load average at start %s' %
+        (time.strftime('%Y-%m-%d %H:%M', time.gmtime()), platform.machine(),
+         platform.release(), os.cpu_count(), '%.1f %.1f %.1f' % os.getloadavg()))
+    out('Samples per file: %d; repetitions: perf script %d, perf report %d (medians); '
+        'scenario: %s' % (args.samples, args.reps, args.report_reps, SCENARIO))
+    out()
+    out('| threads | command | ours deferred CPU s | ours floor CPU s | ours vs floor '
+        '| upstream deferred CPU s | upstream floor CPU s | upstream vs floor '
+        '| ours wall s | upstream wall s | ours / upstream RSS MiB |')
+    out('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    for threads in [int(t) for t in args.threads.split(',') if t]:
+        med = bench_threads(args, threads, cmds)
+        for cmd in cmds:
+            od, of = med[(cmd, 'ours', 'deferred')], med[(cmd, 'ours', 'floor')]
+            ud, uf = med[(cmd, 'upstream', 'deferred')], med[(cmd, 'upstream', 'floor')]
+            up = [c for c in TIMED_OUT if c[0] == args.perf_upstream and c[1] == cmd]
+            mark = '>' if any('-t%d-' % threads in c[-1] for c in up) else ''
+            out('| %d | %s | %.2f | %.2f | %s | %s%.2f | %.2f | %s%s | %.2f | %s%.2f | %.0f / %.0f |' %
+                (threads, cmd, od[1], of[1], pct(od[1], of[1]), mark, ud[1], uf[1],
+                 mark, pct(ud[1], uf[1]), od[0], mark, ud[0], od[2] / 1024, ud[2] / 1024))
+        sys.stdout.flush()
+
+    if not args.no_memory:
+        out()
+        out('Memory: 1000 threads, 10%% of the deferred records missing, perf report '
+            '--stdio peak RSS (median of %d)' % args.report_reps)
+        out()
+        out('| file | ours RSS MiB | upstream RSS MiB | ours CPU s | upstream CPU s |')
+        out('|---|---:|---:|---:|---:|')
+        d, f = gen(args.out, 1000, args.samples, missing=0.1)
+        rows = {}
+        for rep in range(args.report_reps):
+            for kind, path in (('deferred, 10% missing', d), ('floor (no deferral)', f)):
+                for who, perf in (('ours', args.perf), ('upstream', args.perf_upstream)):
+                    rows.setdefault((kind, who), []).append(
+                        measure(COMMANDS['report'](perf, path)))
+        base = None
+        for kind in ('deferred, 10% missing', 'floor (no deferral)'):
+            o = [statistics.median(r[i] for r in rows[(kind, 'ours')]) for i in range(3)]
+            u = [statistics.median(r[i] for r in rows[(kind, 'upstream')]) for i in range(3)]
+            out('| %s | %.0f | %.0f | %.2f | %.2f |' % (kind, o[2] / 1024, u[2] / 1024,
+                                                         o[1], u[1]))
+            if base is None:
+                base = o[2]
+            else:
+                out()
+                out('ours deferred/floor RSS ratio: %.2fx' % (base / o[2]))
+    out()
+    out('Total bench time: %.0f s' % (time.monotonic() - t_start))
+    if args.markdown:
+        with open(args.markdown, 'w') as fh:
+            fh.write('\n'.join(lines) + '\n')
+
+
+if __name__ == '__main__':
+    main()
