@@ -152,6 +152,11 @@ void deferred_callchain__set_config(struct deferred_callchain *dc,
 		dc->config.max_pending = 1;
 }
 
+void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered)
+{
+	dc->config.ordered = ordered;
+}
+
 static int deferred_callchain__config_cb(const char *var, const char *value, void *cb)
 {
 	struct deferred_callchain_config *config = cb;

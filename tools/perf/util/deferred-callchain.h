@@ -103,6 +103,7 @@ typedef int (*deferred_callchain__deliver_t)(struct deferred_callchain *dc,
 					      struct machine *machine,
 					      void *data);
 
+/* With the perf config's settings (deferred_callchain__read_config()). */
 struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 						   deferred_callchain__deliver_t deliver,
 						   void *data);
@@ -112,6 +113,8 @@ void deferred_callchain__delete(struct deferred_callchain *dc);
 void deferred_callchain__read_config(struct deferred_callchain_config *config);
 void deferred_callchain__set_config(struct deferred_callchain *dc,
 				    const struct deferred_callchain_config *config);
+/* Say whether events come in time order (see config.ordered). */
+void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered);
 
 /*
  * Every PERF_RECORD_SAMPLE of the session (deferred or not), so that order is
