@@ -9,6 +9,7 @@
 #   make demo      record a workload with --call-graph fp,defer, show the report
 #   make patches   write edits made in build/ours back to the overlay
 #   make SAN=1     ours with ASan+UBSan, in build/out-ours-san
+#   make fuzz      libFuzzer targets (clang 14): see fuzz/README.md
 #
 # LINUX_SRC=<linux 7.2 tree> uses that tree instead of Debian's
 # linux-source-7.2 package.
@@ -19,13 +20,16 @@ TREE		:= $(B)/ours
 JOBS		?= $(shell nproc)
 SAN		?=
 
-PERF_FLAGS	:= PYTHON=/usr/bin/python3 NO_RUST=1 WERROR=1
+PERF_FLAGS	:= PYTHON=/usr/bin/python3 NO_RUST=1
 ifeq ($(SAN),1)
+# No -Werror: with the sanitizers gcc 12 warns falsely (maybe-uninitialized
+# in util/time-utils.c); the plain build keeps WERROR=1.
 OUT		:= $(B)/out-ours-san
-PERF_FLAGS	+= EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+PERF_FLAGS	+= WERROR=0 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		   LDFLAGS="-fsanitize=address,undefined" NO_LIBPYTHON=1 NO_LIBPERL=1
 PERF_BIN	:= $(B)/bin/perf-san
 else
+PERF_FLAGS	+= WERROR=1
 OUT		:= $(B)/out-ours
 PERF_BIN	:= $(B)/bin/perf
 endif
@@ -34,7 +38,7 @@ OUT_UP		:= $(B)/out-upstream
 OVERLAY_FILES	:= $(shell find tools -type f 2>/dev/null)
 
 .PHONY: all setup deps sources tree perf perf-upstream check demo patches \
-	patches-status refresh-patches reset clean distclean checkpatch
+	patches-status refresh-patches reset clean distclean checkpatch fuzz fuzz-run
 
 all: perf perf-upstream
 
@@ -72,6 +76,62 @@ perf-upstream: $(PRISTINE)/.stamp
 		{ tail -n 40 $(OUT_UP).log; echo "build of upstream perf failed: $(OUT_UP).log"; exit 1; }
 	ln -sfn $(abspath $(OUT_UP))/perf $(B)/bin/perf-upstream
 	@echo "built $(B)/bin/perf-upstream"
+
+# libFuzzer targets: perf's libraries built with clang, coverage and
+# ASan+UBSan in build/out-fuzz (only what the targets link), then each
+# fuzz/<target>.c linked against them with libFuzzer's main.
+FUZZ_CC		?= clang-14
+FUZZ_OUT	:= $(B)/out-fuzz
+FUZZ_SAN	:= -fsanitize=address,undefined
+FUZZ_CFLAGS	:= -g -O1 -fno-omit-frame-pointer
+FUZZ_PERF_FLAGS	:= CC=$(FUZZ_CC) CXX=clang++-14 NO_RUST=1 NO_LIBPYTHON=1 NO_LIBPERL=1 NO_LIBBPF=1 \
+		   BUILD_BPF_SKEL=0 NO_LIBLLVM=1 NO_CAPSTONE=1 NO_JVMTI=1 NO_JEVENTS=1 \
+		   NO_LIBTRACEEVENT=1 NO_LIBDW=1 NO_LIBUNWIND=1 NO_LIBNUMA=1 NO_LIBCAP=1 \
+		   NO_LIBCRYPTO=1 NO_SLANG=1 NO_GTK2=1 NO_LIBAIO=1 NO_LIBDEBUGINFOD=1 \
+		   WERROR=0 EXTRA_CFLAGS="$(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined" \
+		   LDFLAGS="$(FUZZ_SAN)"
+FUZZ_LIBS	:= libperf-util.a libperf-ui.a libpmu-events.a libperf/libperf.a libapi/libapi.a \
+		   libsubcmd/libsubcmd.a libsymbol/libsymbol.a
+FUZZ_EXTLIBS	:= -lpfm -lelf -lz -llzma -lzstd -lpthread -lrt -lm -ldl
+FUZZ_INC	:= -I$(TREE)/tools/perf -I$(TREE)/tools/perf/util -I$(TREE)/tools \
+		   -I$(TREE)/tools/include -I$(TREE)/tools/arch/x86/include \
+		   -I$(TREE)/tools/include/uapi -I$(abspath $(FUZZ_OUT))/libperf/include \
+		   -I$(TREE)/tools/lib/perf/include -I$(TREE)/tools/lib -D_GNU_SOURCE
+# The targets see perf's headers with the same HAVE_* as the libraries.
+FUZZ_HAVE	= $$(grep -o -- '-DHAVE_[A-Z0-9_]*' $(FUZZ_OUT)/util/.evsel.o.cmd | sort -u)
+FUZZ_TARGETS	:= deferred-stream
+# SKELETON: the SFrame decoder target, once util/sframe.c (branch sframe) is
+# in the tree.
+ifneq ($(wildcard $(TREE)/tools/perf/util/sframe.c),)
+FUZZ_TARGETS	+= sframe-decode
+FUZZ_EXTLIBS	+= -ldw
+endif
+
+fuzz: tree
+	mkdir -p $(FUZZ_OUT) $(B)/bin
+	$(MAKE) -C $(TREE)/tools/perf -f Makefile.perf O=$(abspath $(FUZZ_OUT)) \
+		$(FUZZ_PERF_FLAGS) -j$(JOBS) $(addprefix $(abspath $(FUZZ_OUT))/,$(FUZZ_LIBS)) \
+		>$(FUZZ_OUT).log 2>&1 || \
+		{ tail -n 40 $(FUZZ_OUT).log; echo "fuzz build failed: $(FUZZ_OUT).log"; exit 1; }
+	for t in $(FUZZ_TARGETS); do \
+		$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $(FUZZ_INC) $(FUZZ_HAVE) fuzz/$$t.c \
+			-o $(B)/bin/fuzz-$$t -Wl,--start-group \
+			$(addprefix $(FUZZ_OUT)/,$(FUZZ_LIBS)) -Wl,--end-group \
+			$(FUZZ_EXTLIBS) || exit 1; \
+		echo "built $(B)/bin/fuzz-$$t"; \
+	done
+
+# One target for FUZZ_TIME seconds on its corpus (a copy: the committed
+# seeds stay small); crashes land in $(B)/fuzz/<target>/.
+FUZZ_TARGET	?= deferred-stream
+FUZZ_TIME	?= 60
+fuzz-run: fuzz
+	mkdir -p $(B)/fuzz/$(FUZZ_TARGET)/corpus
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/fuzz/ubsan.supp \
+	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+	$(B)/bin/fuzz-$(FUZZ_TARGET) -max_total_time=$(FUZZ_TIME) -max_len=16384 \
+		-artifact_prefix=$(B)/fuzz/$(FUZZ_TARGET)/ \
+		$(B)/fuzz/$(FUZZ_TARGET)/corpus fuzz/corpus/$(FUZZ_TARGET)
 
 patches:
 	scripts/overlay.py patches $(PRISTINE) $(TREE) .

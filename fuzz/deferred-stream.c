@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: a stream of perf events driven through the real sample
+ * parsing (evsel__parse_sample of an evsel with defer_callchain) and the
+ * real stitcher (util/deferred-callchain.c), the way util/session.c feeds
+ * them: samples and EXITs are queued, PERF_RECORD_CALLCHAIN_DEFERRED goes to
+ * deferred_callchain__record (a record that fails to parse is skipped and
+ * counted), a FORK first calls deferred_callchain__new_task, LOST is parsed
+ * only, user events (FINISHED_ROUND...) are skipped, and the end of input
+ * flushes.
+ *
+ * Input: an 8-byte setup block, then perf events, each one a
+ * struct perf_event_header and its payload, in host byte order.  The stream
+ * ends at the first header whose size is smaller than a header, runs past
+ * the input or is not a multiple of 8 (perf_session__process_event() aborts
+ * there too).  An event smaller than session.c's perf_event__min_size[] for
+ * its type is skipped, as session.c does.  Each event is copied to a buffer
+ * of exactly header.size bytes, so that any read past it is caught by ASan.
+ *
+ * Setup block:
+ *   [0] bit 0: PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER (snapshot)
+ *       bit 1: no sample_id_all
+ *       bit 2: unordered (config.ordered = false)
+ *       bit 3: PERF_SAMPLE_IDENTIFIER
+ *       bit 4: PERF_SAMPLE_ID
+ *       bit 5: PERF_SAMPLE_CPU
+ *       bit 6: PERF_SAMPLE_PERIOD
+ *       bit 7: cross-endian (evsel->needs_swap)
+ *   [1] reorder window in ms (0: default)
+ *   [2] max_queue (0: default)
+ *   [3] max_pending (0: default)
+ *   [4] bit 0: no PERF_SAMPLE_TIME, bit 1: PERF_SAMPLE_ADDR
+ *   [5] sample_stack_user / 64 (0: 256 bytes)
+ *   [6..7] unused
+ *
+ * Besides ASan/UBSan, the target checks what the stitcher promises: every
+ * sample and EXIT it is given comes out exactly once, with a callchain
+ * that can be read in full, and every deferred sample is counted once as
+ * stitched, stitched late, fallen back or lost.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/kernel.h>
+#include <linux/perf_event.h>
+
+#include "util/debug.h"
+#include "util/deferred-callchain.h"
+#include "util/event.h"
+#include "util/evlist.h"
+#include "util/evsel.h"
+#include "util/machine.h"
+#include "util/sample.h"
+#include "arch/x86/include/uapi/asm/perf_regs.h"
+
+#define SETUP_SIZE	8
+
+struct fuzz_state {
+	struct machine	machines[2];	/* host, one guest: keyed by pid */
+	u64		queued;
+	u64		delivered;
+	u64		bad_records;
+	u64		sink;
+};
+
+static FILE *devnull;
+
+static void fail(const char *what, int err)
+{
+	fprintf(stderr, "deferred-stream: %s (%d)\n", what, err);
+	abort();
+}
+
+static int deliver(struct deferred_callchain *dc __maybe_unused, union perf_event *event,
+		   struct perf_sample *sample, struct machine *machine __maybe_unused,
+		   void *data)
+{
+	struct fuzz_state *st = data;
+	u64 i;
+
+	if (event->header.type != PERF_RECORD_SAMPLE &&
+	    event->header.type != PERF_RECORD_EXIT)
+		fail("delivered an event that was never queued", event->header.type);
+	st->delivered++;
+	if (event->header.type == PERF_RECORD_SAMPLE && sample->callchain) {
+		/* A tool walks the whole chain: every entry must be readable. */
+		for (i = 0; i < sample->callchain->nr; i++)
+			st->sink += sample->callchain->ips[i];
+		if (sample->deferred_callchain && sample->callchain->nr >= 2)
+			fail("deferred sample delivered unresolved", 0);
+	}
+	return 0;
+}
+
+static struct machine *event_machine(struct fuzz_state *st, union perf_event *event)
+{
+	u16 cpumode = event->header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	if (cpumode == PERF_RECORD_MISC_GUEST_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_USER)
+		return &st->machines[1];
+	return &st->machines[0];
+}
+
+static void setup_attr(struct perf_event_attr *attr, const u8 *s)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	if (!(s[4] & 1))
+		attr->sample_type |= PERF_SAMPLE_TIME;
+	if (s[4] & 2)
+		attr->sample_type |= PERF_SAMPLE_ADDR;
+	if (s[0] & 1) {
+		attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		attr->sample_regs_user = (1ULL << PERF_REG_X86_BP) | (1ULL << PERF_REG_X86_SP) |
+					 (1ULL << PERF_REG_X86_IP);
+		attr->sample_stack_user = s[5] ? s[5] * 64U : 256;
+	}
+	if (s[0] & 8)
+		attr->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	if (s[0] & 16)
+		attr->sample_type |= PERF_SAMPLE_ID;
+	if (s[0] & 32)
+		attr->sample_type |= PERF_SAMPLE_CPU;
+	if (s[0] & 64)
+		attr->sample_type |= PERF_SAMPLE_PERIOD;
+	attr->sample_id_all = !(s[0] & 2);
+	attr->defer_callchain = 1;
+	attr->defer_output = 1;
+}
+
+/* session.c's perf_event__min_size[], for the types handled here. */
+static u32 min_size(u32 type)
+{
+	switch (type) {
+	case PERF_RECORD_LOST:
+		return sizeof(struct perf_record_lost);
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK:
+		return sizeof(struct perf_record_fork);
+	case PERF_RECORD_CALLCHAIN_DEFERRED:
+		return sizeof(struct perf_event_header) + sizeof(u64);
+	default:
+		return 0;
+	}
+}
+
+static void process(struct fuzz_state *st, struct evsel *evsel,
+		    struct deferred_callchain *dc, union perf_event *event)
+{
+	struct machine *machine = event_machine(st, event);
+	struct perf_sample sample;
+	int ret = 0;
+
+	/* Like perf_session__process_event: user events have no sample. */
+	if (event->header.type >= PERF_RECORD_USER_TYPE_START)
+		return;
+	if (event->header.size < min_size(event->header.type))
+		return;
+
+	perf_sample__init(&sample, /*all=*/true);
+	if (evsel__parse_sample(evsel, event, &sample)) {
+		if (event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED)
+			st->bad_records++;
+		goto out;
+	}
+	switch (event->header.type) {
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_EXIT:
+		st->queued++;
+		ret = deferred_callchain__queue(dc, event, &sample, machine);
+		break;
+	case PERF_RECORD_CALLCHAIN_DEFERRED:
+		ret = deferred_callchain__record(dc, event, &sample, machine);
+		break;
+	case PERF_RECORD_FORK:
+		ret = deferred_callchain__new_task(dc, machine, event->fork.tid);
+		break;
+	default:
+		/* LOST and the rest: parsed (sample_id trailer) only. */
+		break;
+	}
+	if (ret)
+		fail("stitcher failed", ret);
+out:
+	perf_sample__exit(&sample);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct deferred_callchain_stats *stats;
+	struct deferred_callchain_config config;
+	struct perf_event_attr attr;
+	struct fuzz_state st;
+	struct evlist *evlist;
+	struct evsel *evsel;
+	struct deferred_callchain *dc;
+	char buf[256];
+	const u8 *s = data;
+	int ret;
+
+	if (size < SETUP_SIZE)
+		return -1;
+	if (!devnull)
+		devnull = fopen("/dev/null", "w");
+	verbose = -1;
+
+	memset(&st, 0, sizeof(st));
+	st.machines[0].pid = HOST_KERNEL_ID;
+	st.machines[1].pid = 1000;
+
+	setup_attr(&attr, s);
+	evlist = evlist__new();
+	evsel = evsel__new(&attr);
+	if (!evlist || !evsel)
+		fail("out of memory", -ENOMEM);
+	evlist__add(evlist, evsel);
+	evsel->needs_swap = !!(s[0] & 128);
+	dc = deferred_callchain__new(evlist, deliver, &st);
+	if (!dc)
+		fail("out of memory", -ENOMEM);
+	config.window_ns = s[1] ? s[1] * 1000000ULL : DEFERRED_CALLCHAIN_WINDOW_NS;
+	config.max_queue = s[2] ? s[2] : DEFERRED_CALLCHAIN_MAX_QUEUE;
+	config.max_pending = s[3] ? s[3] : DEFERRED_CALLCHAIN_MAX_PENDING;
+	config.ordered = !(s[0] & 4);
+	deferred_callchain__set_config(dc, &config);
+
+	data += SETUP_SIZE;
+	size -= SETUP_SIZE;
+	while (size >= sizeof(struct perf_event_header)) {
+		struct perf_event_header hdr;
+		union perf_event *event;
+
+		memcpy(&hdr, data, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > size || hdr.size % sizeof(u64))
+			break;
+		event = malloc(hdr.size);
+		if (!event)
+			fail("out of memory", -ENOMEM);
+		memcpy(event, data, hdr.size);
+		process(&st, evsel, dc, event);
+		free(event);
+		data += hdr.size;
+		size -= hdr.size;
+	}
+
+	ret = deferred_callchain__flush(dc);
+	if (ret)
+		fail("flush failed", ret);
+	if (st.delivered != st.queued)
+		fail("events lost or delivered twice", (int)(st.queued - st.delivered));
+	stats = deferred_callchain__stats(dc);
+	if (stats->stitched + stats->stitched_late + stats->fallback_fp + stats->lost !=
+	    stats->samples)
+		fail("deferred samples not accounted for", (int)stats->samples);
+	if (deferred_callchain_stats__any(stats)) {
+		deferred_callchain_stats__fprintf(stats, devnull, "  ");
+		deferred_callchain_stats__warning(stats, buf, sizeof(buf));
+	}
+	deferred_callchain__delete(dc);
+	evlist__put(evlist);
+	return 0;
+}
