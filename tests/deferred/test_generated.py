@@ -101,18 +101,9 @@ class Base(unittest.TestCase):
 
     def stats(self, path, perf=PERF, env=None):
         r = common.run([perf, 'report', '--stats', '-i', path], env=env, timeout=120)
-        out = {}
-        sect = r.stdout.split('Deferred callchains:', 1)
-        self.assertEqual(len(sect), 2, 'no "Deferred callchains:" section:\n' + r.stdout)
-        for line in sect[1].splitlines():
-            m = re.match(r'\s+(.*?)\s+(\d+)$', line)
-            if not m:
-                if line.strip():
-                    break
-                continue
-            if m.group(1) in STAT_NAMES:
-                out[STAT_NAMES[m.group(1)]] = int(m.group(2))
-        return out
+        got = common.deferred_stats(r.stdout)
+        self.assertTrue(got, 'no "Deferred callchains:" section:\n' + r.stdout)
+        return {STAT_NAMES[k]: v for k, v in got.items() if k in STAT_NAMES}
 
     def assertSamples(self, got, truth, fp_prefix=False):
         """Each sample exactly once, in time order, with the right frames."""

@@ -32,15 +32,6 @@ def parse_script(text):
     return samples
 
 
-def stats(text):
-    out = {}
-    m = re.search(r'Deferred callchains:\n((?:  .*\n?)*)', text)
-    for line in (m.group(1) if m else '').splitlines():
-        k, v = line.strip().rsplit(None, 1)
-        out[k.strip()] = int(v)
-    return out
-
-
 class RealRecordings(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -53,7 +44,7 @@ class RealRecordings(unittest.TestCase):
         cls.args = ['--kallsyms', common.kallsyms(cls.tmp), '--symfs', symfs]
         cls.ours = common.run([common.PERF, 'script', '-i', DEFER] + cls.args).stdout
         cls.up = common.run([common.PERF_UPSTREAM, 'script', '-i', DEFER] + cls.args).stdout
-        cls.stats = stats(common.run([common.PERF, 'report', '--stats', '-i', DEFER]).stdout)
+        cls.stats = common.deferred_stats(common.run([common.PERF, 'report', '--stats', '-i', DEFER]).stdout)
         raw = common.run([common.PERF, 'report', '-D', '-i', DEFER]).stdout
         cls.cookies = set(int(c, 16) for c in
                           re.findall(r'PERF_RECORD_CALLCHAIN_DEFERRED\(.*?\): \d+/\d+: (0x[0-9a-f]+)', raw))

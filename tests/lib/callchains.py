@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 
+import common
 from common import run
 
 KERNEL_MIN = 0xffff800000000000
@@ -81,19 +82,7 @@ def script(perf, data, kallsyms=None, buildid_dir=None, cpu=False):
 
 def stats(perf, data):
     """The 'Deferred callchains:' section of perf report --stats, as a dict."""
-    r = run([perf, 'report', '--stats', '-i', data])
-    out = {}
-    sec = False
-    for line in r.stdout.splitlines():
-        if line.startswith('Deferred callchains:'):
-            sec = True
-            continue
-        if sec:
-            m = re.match(r'^\s+(\S.*?)\s+(\d+)$', line)
-            if not m:
-                break
-            out[m.group(1)] = int(m.group(2))
-    return out
+    return common.deferred_stats(run([perf, 'report', '--stats', '-i', data]).stdout)
 
 
 _DSAMPLE = re.compile(r'^(\d+) 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_SAMPLE\(.*?\): '

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Paths and small helpers shared by the host-side tests."""
 import os
+import re
 import subprocess
 import unittest
 
@@ -34,6 +35,19 @@ def kallsyms(tmpdir):
         with gzip.open(os.path.join(REAL, 'guest-kallsyms.gz'), 'rb') as f, \
                 open(out, 'wb') as o:
             o.write(f.read())
+    return out
+
+
+def deferred_stats(text):
+    """The "Deferred callchains:" section of perf report --stats output, as
+    {counter name: value}; {} when there is none."""
+    out = {}
+    sect = text.split('Deferred callchains:\n', 1)
+    for line in (sect[1] if len(sect) == 2 else '').splitlines():
+        m = re.match(r'\s+(\S.*?)\s+(\d+)$', line)
+        if not m:
+            break
+        out[m.group(1)] = int(m.group(2))
     return out
 
 

@@ -97,16 +97,6 @@ def file_to_pipe(buf):
     return b''.join(out)
 
 
-def stats(text):
-    """perf report --stats: the "Deferred callchains" section as a dict."""
-    out = {}
-    m = re.search(r'Deferred callchains:\n((?:  .*\n?)*)', text)
-    for line in (m.group(1) if m else '').splitlines():
-        k, v = line.strip().rsplit(None, 1)
-        out[k.strip()] = int(v)
-    return out
-
-
 class Sanitized(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -155,7 +145,7 @@ class Sanitized(unittest.TestCase):
         common.need(DEFER)
         with open(DEFER, 'rb') as f:
             data = file_to_pipe(f.read())
-        whole = stats(self.check(['report', '--stats', '-i', '-'], input=data).stdout)
+        whole = common.deferred_stats(self.check(['report', '--stats', '-i', '-'], input=data).stdout)
         self.assertEqual(whole.get('deferred samples'), 6756, whole)
         self.assertEqual(whole.get('user stack lost'), 0, whole)
         for frac in (0.3, 0.7):
@@ -163,7 +153,7 @@ class Sanitized(unittest.TestCase):
             what = 'report --stats of the pipe cut at %d of %d' % (cut, len(data))
             r = self.check(['report', '--stats', '-i', '-'], input=data[:cut], what=what)
             self.assertIn('unexpected end of event stream', r.stderr, what)
-            st = stats(r.stdout)
+            st = common.deferred_stats(r.stdout)
             self.assertGreater(st.get('stitched', 0), 1000 * frac, '%s: %s' % (what, st))
             self.assertEqual(st['stitched'] + st['stitched late'] + st['fell back (fp)'] +
                              st['user stack lost'], st['deferred samples'], what)
