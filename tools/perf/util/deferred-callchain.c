@@ -101,9 +101,10 @@ struct deferred_callchain {
 	size_t				chain_alloc;	/* in u64 */
 };
 
+/* The hashmap mixes the bits itself (hash_bits()). */
 static size_t dc_task_hash(long key, void *ctx __maybe_unused)
 {
-	return (size_t)((u64)key * 0x9E3779B97F4A7C15ULL >> 16);
+	return key;
 }
 
 static bool dc_task_equal(long a, long b, void *ctx __maybe_unused)
