@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SKELETON, not built by default: libFuzzer target for the SFrame decoder
- * (util/sframe.[ch], branch sframe).  make fuzz builds it only once
- * util/sframe.c is in the tree; until then see fuzz/README.md for how it
- * was checked against the sframe branch.
+ * libFuzzer target for the SFrame decoder and unwinder (util/sframe.[ch]).
  *
  * Input: 8 bytes of section address, 8 bytes of PC, 8 bytes of SP, then
  * the .sframe section.  A section sframe__decode() accepts must survive
  * every lookup: each FDE's start, middle and end, the given PC, every row of
  * every FDE, and an unwind of a small stack made of the input's own bytes.
+ *
+ * Beyond memory safety, the contract of sframe.h is checked (abort() on a
+ * breach, so libFuzzer keeps the input): FDEs sorted; the FDE found for a PC
+ * covers it; the row found for a PC covers it; every row of a section that
+ * decoded is readable, since sframe__decode() validated them all; rejected
+ * sections say why; the unwinder fills at most what it is given and the
+ * stack grows outwards except across a signal frame.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>
@@ -32,6 +37,35 @@ static int row(u64 pc, struct sframe_fre *fre, void *arg)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void breach(const char *what, u64 a, u64 b)
+{
+	fprintf(stderr, "sframe contract: %s (%#llx, %#llx)\n", what,
+		(unsigned long long)a, (unsigned long long)b);
+	abort();
+}
+
+/* The row found for @pc must be the one covering it. */
+static void check_find(const struct sframe_section *sec, u64 pc)
+{
+	const struct sframe_fde *fde = sframe__find_fde(sec, pc);
+	struct sframe_fre fre;
+	u64 off;
+
+	if (sframe__find_fre(sec, pc, &fre))
+		return;
+	if (!fde)
+		breach("row without FDE", pc, 0);
+	if (pc < fde->start || pc - fde->start >= fde->size)
+		breach("FDE does not cover PC", pc, fde->start);
+	if (fre.fde_idx != (u32)(fde - sec->fdes) || fre.fre_idx >= fde->nr_fres)
+		breach("row indices", fre.fde_idx, fre.fre_idx);
+	off = pc;
+	if (fde->pc_type == SFRAME_PC_TYPE_MASK)
+		off = (pc - fde->start) % fde->rep_size;
+	if (off < fre.start || off >= fre.end)
+		breach("row does not cover PC", pc, fre.start);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sframe_frame frames[16];
@@ -43,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	u64 addr, pc, sp;
 	u8 *copy;
 	u32 i, j;
+	int n, k;
 
 	if (size < HDR)
 		return -1;
@@ -55,20 +90,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(copy, data + HDR, size - HDR);
 	if (sframe__decode(&sec, copy, size - HDR, addr)) {
+		if (!sec.err)
+			breach("rejected without a reason", size, 0);
 		free(copy);
 		return 0;
 	}
-	sframe__find_fre(&sec, pc, &fre);
-	sframe__find_fde(&sec, pc);
+	check_find(&sec, pc);
 	sframe__abi_name(sec.abi);
 	for (i = 0; i < sec.nr_fdes && i < 256; i++) {
 		const struct sframe_fde *fde = &sec.fdes[i];
 
-		sframe__find_fre(&sec, fde->start, &fre);
-		sframe__find_fre(&sec, fde->start + fde->size / 2, &fre);
-		sframe__find_fre(&sec, fde->start + fde->size, &fre);
-		for (j = 0; j < fde->nr_fres && j < 64; j++)
-			sframe__get_fre(&sec, i, j, &fre);
+		if (i && fde->start < fde[-1].start)
+			breach("FDEs not sorted", fde[-1].start, fde->start);
+		check_find(&sec, fde->start);
+		check_find(&sec, fde->start + fde->size / 2);
+		check_find(&sec, fde->start + fde->size);
+		for (j = 0; j < fde->nr_fres && j < 64; j++) {
+			if (sframe__get_fre(&sec, i, j, &fre))
+				breach("validated row unreadable", i, j);
+			if (fre.fde_idx != i || fre.fre_idx != j)
+				breach("row indices", i, j);
+		}
 	}
 	/* Unwind from @pc over a "stack" that is the section itself. */
 	memset(frames, 0, sizeof(frames));
@@ -78,7 +120,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	stack.sp = sp;
 	stack.data = copy;
 	stack.size = size - HDR;
-	sframe__unwind(frames, 16, &stack, row, &ua, &stop);
+	n = sframe__unwind(frames, 16, &stack, row, &ua, &stop);
+	if (n < 1 || n > 16)
+		breach("frames filled", n, 16);
+	for (k = 1; k < n; k++) {
+		if (!frames[k].signal && frames[k].sp <= frames[k - 1].sp)
+			breach("stack did not grow", frames[k - 1].sp, frames[k].sp);
+	}
 	sframe__exit(&sec);
 	free(copy);
 	return 0;

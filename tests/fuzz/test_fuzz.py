@@ -14,10 +14,7 @@ import unittest
 import common
 
 FUZZ_DIR = os.path.join(common.TOP, 'fuzz')
-TARGETS = ['deferred-stream']
-# SKELETON: built by make fuzz once util/sframe.c (branch sframe) is there.
-if os.path.exists(os.path.join(common.TREE, 'tools', 'perf', 'util', 'sframe.c')):
-    TARGETS.append('sframe-decode')
+TARGETS = ['deferred-stream', 'sframe-decode']
 SMOKE_TIME = int(os.environ.get('FUZZ_SMOKE_TIME', '60'))
 ENV = {
     'ASAN_OPTIONS': 'detect_leaks=1:allocator_may_return_null=1',
