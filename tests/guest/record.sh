@@ -6,10 +6,17 @@
 # workload length. Each recording NAME leaves NAME.data, NAME.out (the
 # workload's stdout: "thread INDEX TID DEPTH" lines), NAME.err and a line
 # "NAME STATUS" in status.txt.
+#
+# The top-* runs leave no NAME.data: perf top --stdio watches dwork (see
+# ptop below) and leaves its screens in NAME.top, its stderr in NAME.err
+# (-v: the "Deferred callchains:" statistics at exit) and dwork's
+# /proc/PID/maps in NAME.maps. top-defer is our perf with --call-graph
+# fp,defer; top-upstream is /work/perf-upstream, when there: it refuses
+# that option, and gets defer from the config key call-graph.record-mode.
 
 W=/work
 S=${SECONDS_:-1}
-RUNS=${RUNS:-st-defer st-fp mt-defer mt-fp deep300-defer deep300-fp deep600-defer exit-defer two-defer sys-defer}
+RUNS=${RUNS:-st-defer st-fp mt-defer mt-fp deep300-defer deep300-fp deep600-defer exit-defer two-defer sys-defer top-defer top-upstream}
 EV="-e cpu-clock -c 100000"
 
 # No throttling: TCG makes sampling slow, and the kernel would otherwise
@@ -27,6 +34,50 @@ rec() {
 	echo "$name: exit $rc, $t0..$t1 s"
 }
 
+# ptop NAME PERF ARGS...: perf top -p on dwork, refreshing every second,
+# stopped by SIGINT once it has shown TOP_SCREENS (default 4) screens of
+# fresh samples with callchains, or after TOP_MAX seconds (default 150:
+# under TCG on a busy host, loading the kernel's symbols alone can take
+# half a minute).  Its stdout goes to a file: --stdio shows nothing through
+# a pipe.  Its stdin is a FIFO nobody writes: on /dev/null it would read
+# EOF as a key press and show its key menu all the time.
+screens() {
+	awk '/PerfTop:/ { n += fresh && chain; fresh = !/PerfTop: +0 irqs/; chain = 0 }
+	     /(---|%--)[^-]/ { chain = 1 } END { print n + (fresh && chain) }' "$1"
+}
+
+ptop() {
+	name=$1
+	perf=$2
+	shift 2
+	$W/dwork recurse -d 40 -s 100000 > "$name.out" &
+	dpid=$!
+	[ -p /tmp/top-stdin ] || mkfifo /tmp/top-stdin
+	exec 3<> /tmp/top-stdin
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	COLUMNS=160 $perf top --stdio -v -d 1 -E 6 --no-children $EV -p $dpid "$@" \
+		<&3 > "$name.top" 2> "$name.err" &
+	tpid=$!
+	i=0
+	while [ $i -lt "${TOP_MAX:-150}" ] && kill -0 $tpid 2> /dev/null &&
+	      [ "$(screens "$name.top")" -lt "${TOP_SCREENS:-4}" ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	cp /proc/$dpid/maps "$name.maps"
+	# perf top sets its own SIGINT handler (a background job starts
+	# with SIGINT ignored)
+	kill -INT $tpid
+	wait $tpid
+	rc=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	exec 3<&-
+	kill $dpid
+	wait $dpid
+	echo "$name $rc $t0 $t1" >> status.txt
+	echo "$name: exit $rc, $t0..$t1 s, $i s waited, $(screens "$name.top") screens"
+}
+
 for r in $RUNS; do
 	case $r in
 	st-defer)	rec $r $EV --call-graph fp,defer -- $W/dwork recurse -d 40 -s $S ;;
@@ -40,6 +91,12 @@ for r in $RUNS; do
 	two-defer)	rec $r -e cpu-clock,task-clock -c 100000 --call-graph fp,defer -- \
 				$W/dwork recurse -d 40 -s $S ;;
 	sys-defer)	rec $r -a $EV --call-graph fp,defer -- $W/dwork recurse -d 40 -s $S ;;
+	top-defer)	ptop $r perf --call-graph fp,defer ;;
+	top-upstream)	[ -x $W/perf-upstream ] || continue
+			mkdir -p /tmp/upstream-home
+			printf '[call-graph]\n\trecord-mode = fp,defer\n' \
+				> /tmp/upstream-home/.perfconfig
+			ptop $r "env HOME=/tmp/upstream-home $W/perf-upstream" --call-graph fp ;;
 	*)		echo "unknown run $r"; exit 2 ;;
 	esac
 done

@@ -4,7 +4,9 @@
 --call-graph fp,defer (and plain fp where comparing helps: record.sh), then
 check on the host, against the stacks the workloads are known to have, what
 our perf makes of the real PERF_RECORD_CALLCHAIN_DEFERRED records, and
-compare with perf-upstream on the same files.
+compare with perf-upstream on the same files. perf top --call-graph
+fp,defer (ours) and perf-upstream top run there too, live on dwork; their
+screens come back as text and are checked the same way (test_top_*).
 
 The guest boots once for the whole class. Without qemu (or without the
 kernel package) the class is skipped, except in CI (CI=true) where that is
@@ -321,6 +323,66 @@ class Checks:
                 o, u, len(ours))
             self.assertGreaterEqual(o, u, name)
 
+    # perf top (record.sh: top-defer, top-upstream)
+
+    def top_file(self, name, ext):
+        p = os.path.join(self.out, name + '.' + ext)
+        if not os.path.exists(p):
+            self.skipTest('no %s here' % os.path.basename(p))
+        return p
+
+    def test_top_live_stitching(self):
+        """perf top --call-graph fp,defer shows the whole stack of dwork's
+        recursion under the kernel frames, live: on screens refreshed while
+        it ran, not only once it stopped."""
+        screens = cc.top_screens(self.top_file('top-defer', 'top'))
+        (_, depth), = cc.thread_depths(self.top_file('top-defer', 'out')).values()
+        fresh = [s for s in screens if s.irqs and s.paths()]
+        full = [sum(cc.full_stack(p, depth) for p in s.paths(kernel=True)) for s in fresh]
+        self.figures['top-defer: screens, fresh, with full stacks'] = '%d, %d, %d' % (
+            len(screens), len(fresh), sum(n > 0 for n in full))
+        self.assertGreaterEqual(sum(n > 0 for n in full), 2,
+                                'screens with kernel + %d recurse + main: %s' % (depth + 1, full))
+
+    def test_top_no_marker_or_cookie(self):
+        ranges = cc.exec_ranges(self.top_file('top-defer', 'maps'))
+        screens = cc.top_screens(self.top_file('top-defer', 'top'))
+        self.assertTrue(ranges)
+        self.assertTrue([p for s in screens for p in s.paths()])
+        for s in screens:
+            self.assertEqual(cc.bogus_frames(s.paths(), ranges), set())
+
+    def test_top_stats(self):
+        """-v prints the stitcher's statistics at exit: every deferred
+        sample got its user stack from a record."""
+        with open(self.top_file('top-defer', 'err'), errors='replace') as f:
+            st = common.deferred_stats(f.read())
+        self.assertTrue(st, 'no "Deferred callchains:" statistics')
+        self.figures['top-defer: samples, stitched+late, records, orphans'] = '%d, %d+%d, %d, %d' % (
+            st['deferred samples'], st['stitched'], st['stitched late'],
+            st['deferred records'], st['orphan records'])
+        self.assertGreater(st['deferred samples'], 0)
+        self.assertGreater(st['stitched'], 0)
+        self.assertEqual(st['malformed records'], 0)
+        self.assertEqual(st['stitched'] + st['stitched late'] + st['fell back (fp)'] +
+                         st['user stack lost'], st['deferred samples'])
+
+    def test_top_upstream(self):
+        """Pristine perf top, deferring through the perf config: its screens
+        show kernel frames only, never dwork's recursion, and no
+        statistics."""
+        ranges = cc.exec_ranges(self.top_file('top-upstream', 'maps'))
+        screens = cc.top_screens(self.top_file('top-upstream', 'top'))
+        paths = [p for s in screens if s.irqs for p in s.paths()]
+        self.assertTrue(paths, 'perf-upstream top showed no callchain')
+        self.assertFalse([p for p in paths if 'recurse' in p])
+        cookies = set()
+        for s in screens:
+            cookies |= cc.bogus_frames(s.paths(), ranges)
+        self.figures['top-upstream: cookies shown as frames'] = len(cookies)
+        with open(self.top_file('top-upstream', 'err'), errors='replace') as f:
+            self.assertNotIn('Deferred callchains:', f.read())
+
 
 class Guest(Checks, unittest.TestCase):
     """Boots the guest once and records everything record.sh knows."""
@@ -338,6 +400,8 @@ class Guest(Checks, unittest.TestCase):
         os.makedirs(work)
         build_dwork(work)
         shutil.copy(os.path.join(HERE, 'record.sh'), work)
+        # for the top-upstream run
+        shutil.copy(common.PERF_UPSTREAM, os.path.join(work, 'perf-upstream'))
         script = os.path.join(cls.tmp, 'guest.sh')
         with open(script, 'w') as f:
             f.write('. /work/record.sh\n')
@@ -346,7 +410,8 @@ class Guest(Checks, unittest.TestCase):
             # development: results of an earlier run (GUEST_KEEP)
             cls.out = os.environ['GUEST_REUSE']
         else:
-            boot(script, work, cls.out)
+            # the top-* runs wait for perf top's screens: up to 2 x 150 s
+            boot(script, work, cls.out, timeout=630)
         cls.kallsyms = os.path.join(cls.out, 'guest-kallsyms')
         cls.bid = os.path.join(cls.tmp, 'buildid')
         common.run([common.PERF, '--buildid-dir', cls.bid, 'buildid-cache', '-a',

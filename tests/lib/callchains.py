@@ -146,3 +146,135 @@ def check_stack(s, depth, outer):
     if last + 1 >= len(names) or names[last + 1] != outer:
         return 'no %s after the recursion' % outer
     return None
+
+
+# perf top --stdio screens (--no-children, graph callchains, -v)
+
+DWORK_FUNCS = IN_RECURSION | {'recurse', 'main', 'thread_main'}
+_TOP_ENTRY = re.compile(r'^\s+(\d+\.\d+)%\s+.*\[([k.])\] (\S.*?)\s*$')
+_TOP_FRAME = re.compile(r'^([ |]*)(---|\|?--\d+\.\d+%--|)(\S.*?)\s*$')
+_HEX = re.compile(r'^0x[0-9a-f]+$')
+
+
+class TopEntry:
+    __slots__ = ('kernel', 'sym', 'paths')
+
+    def __init__(self, kernel, sym):
+        self.kernel, self.sym = kernel, sym
+        self.paths = []         # each a list of frame names, innermost first
+
+
+class TopScreen:
+    __slots__ = ('irqs', 'entries')
+
+    def __init__(self, irqs):
+        self.irqs = irqs
+        self.entries = []
+
+    def paths(self, kernel=None):
+        return [p for e in self.entries if kernel is None or e.kernel == kernel
+                for p in e.paths]
+
+
+def _graph_paths(lines):
+    """The root-to-leaf paths of one entry's callchain graph, as perf prints
+    it: a frame follows the one above it in the same column; a branch
+    (|--N%--, --N%--) starts a child of the frame above its column."""
+    frames = []
+    for line in lines:
+        if not line.strip(' |'):
+            continue
+        m = _TOP_FRAME.match(line)
+        if m:
+            frames.append((m.start(3), bool(m.group(2)), m.group(3)))
+    paths = []
+    stack = []          # (column, branch, name)
+    for i, (col, branch, name) in enumerate(frames):
+        while stack and stack[-1][0] > col:
+            stack.pop()
+        if branch:
+            while stack and stack[-1][0] == col:
+                if stack.pop()[1]:
+                    break
+        stack.append((col, branch, name))
+        nxt = frames[i + 1] if i + 1 < len(frames) else None
+        if nxt is None or nxt[0] < col or (nxt[0] == col and nxt[1]):
+            paths.append([f[2] for f in stack])
+    return paths
+
+
+def top_screens(path):
+    """perf top --stdio output: a TopScreen per refresh."""
+    screens = []
+    entry = None
+    graph = []
+
+    def close():
+        if entry is not None:
+            entry.paths = _graph_paths(graph)
+            screens[-1].entries.append(entry)
+
+    with open(path, errors='replace') as fh:
+        for line in fh:
+            line = line.rstrip('\n')
+            if line.startswith('\x1b'):     # the screen clear
+                continue
+            m = re.search(r'PerfTop:\s+(\d+) irqs/sec', line)
+            if m:
+                close()
+                entry, graph = None, []
+                screens.append(TopScreen(int(m.group(1))))
+                continue
+            if not screens:
+                continue
+            m = _TOP_ENTRY.match(line)
+            if m:
+                close()
+                entry, graph = TopEntry(m.group(2) == 'k', m.group(3)), []
+            elif entry is not None:
+                graph.append(line)
+        close()
+    return screens
+
+
+def full_stack(path, depth, outer='main'):
+    """PATH (innermost first) starts in the kernel and goes on into dwork's
+    recursion of DEPTH + 1 recurse frames, then OUTER."""
+    first = next((i for i, n in enumerate(path) if n in DWORK_FUNCS), None)
+    if not first or any(_HEX.match(n) and int(n, 16) < KERNEL_MIN for n in path[:first]):
+        return False
+    user = path[first:]
+    if user.count('recurse') != depth + 1:
+        return False
+    last = len(user) - 1 - user[::-1].index('recurse')
+    return last + 1 < len(user) and user[last + 1] == outer
+
+
+def exec_ranges(maps_file):
+    """Executable mappings of a /proc/PID/maps copy: [(start, end)]."""
+    res = []
+    with open(maps_file) as fh:
+        for line in fh:
+            f = line.split()
+            if len(f) >= 2 and 'x' in f[1]:
+                lo, hi = f[0].split('-')
+                res.append((int(lo, 16), int(hi, 16)))
+    return res
+
+
+def bogus_frames(paths, ranges):
+    """Frames of PATHS no code address can be: a context marker
+    (PERF_CONTEXT_*, like PERF_CONTEXT_USER_DEFERRED), or a user address
+    outside the executable mappings RANGES (a deferred cookie); and
+    '[unknown]'.  Unresolved code addresses are not bogus."""
+    bad = set()
+    for p in paths:
+        for n in p:
+            if n == '[unknown]':
+                bad.add(n)
+            elif _HEX.match(n):
+                a = int(n, 16)
+                if a >= 0xfffffffffffff000 or (
+                        a < KERNEL_MIN and not any(lo <= a < hi for lo, hi in ranges)):
+                    bad.add(n)
+    return bad

@@ -2,8 +2,12 @@
 """perf top --call-graph fp,defer on this host.
 
 The host kernel cannot emit deferred callchains (perf falls back to plain
-fp): this checks that perf top takes the option and shows user stacks.  The
-stitching path of perf top is exercised by the qemu 7.2 guest run.
+fp): this checks that perf top takes the option and shows user stacks, and
+that perf-upstream's top refuses it.  The stitching path of perf top, on
+real PERF_RECORD_CALLCHAIN_DEFERRED records, is checked by
+tests/guest/test_guest.py (test_top_*: the top-defer and top-upstream runs
+of tests/guest/record.sh in the Linux 7.2 guest) and, on the screens kept
+in tests/fixtures/guest-7.2, by tests/guest/test_fixtures.py.
 """
 import os
 import signal
@@ -13,7 +17,7 @@ import time
 import unittest
 
 import common
-from common import PERF, REAL
+from common import PERF, PERF_UPSTREAM, REAL
 
 WORKLOAD = os.path.join(REAL, 'workload')
 
@@ -46,6 +50,17 @@ class Top(unittest.TestCase):
             out = o.read()
         self.assertFalse('Usage: perf top' in out + err, 'fp,defer refused')
         self.assertTrue('level_a' in out, 'no user stack shown: %s' % err[-1000:])
+
+    def test_upstream_refuses_defer(self):
+        """Pristine 7.2's top parses --call-graph as a report option, which
+        knows no "defer" (in the guest it gets defer from the perf config)."""
+        common.need(PERF_UPSTREAM)
+        r = subprocess.run([PERF_UPSTREAM, 'top', '--stdio', '--call-graph', 'fp,defer',
+                            '-p', str(os.getpid())], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           errors='replace', timeout=60)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('Usage: perf top', r.stdout)
 
 
 if __name__ == '__main__':
