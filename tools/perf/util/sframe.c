@@ -867,6 +867,34 @@ out:
 	close(fd);
 }
 
+static void sframe_dso__free(struct sframe_dso *sd)
+{
+#ifdef HAVE_LIBDW_SUPPORT
+	/* dwarf_getcfi_elf()'s CFI belongs to the caller. */
+	if (sd->cfi)
+		dwarf_cfi_end(sd->cfi);
+#endif
+	if (sd->elf)
+		elf_end(sd->elf);
+	if (sd->fd >= 0)
+		close(sd->fd);
+	sframe__exit(&sd->sec);
+	free(sd->buf);
+	free(sd->loads);
+	free(sd);
+}
+
+/* The dso itself, not the reference (REFCNT_CHECKING gives each its own). */
+static long sframe_dso__key(struct dso *dso)
+{
+	return (long)RC_CHK_ACCESS(dso);
+}
+
+/*
+ * The entry of a dso lives as long as the dso: dso__delete() calls
+ * sframe__dso_delete(), so the entry holds no reference (it would keep
+ * every dso ever unwound through alive) and a key is never a freed dso.
+ */
 static struct sframe_dso *sframe_dso__get(struct dso *dso)
 {
 	struct sframe_dso *sd = NULL;
@@ -878,25 +906,35 @@ static struct sframe_dso *sframe_dso__get(struct dso *dso)
 		pthread_mutex_unlock(&sframe_dsos_lock);
 		return NULL;
 	}
-	if (!hashmap__find(sframe_dsos, (long)dso, &sd)) {
+	if (!hashmap__find(sframe_dsos, sframe_dso__key(dso), &sd)) {
 		sd = zalloc(sizeof(*sd));
 		if (sd) {
-			struct dso *ref = dso__get(dso);
-
 			sd->fd = -1;
 			sframe_dso__load(sd, dso__long_name(dso));
-			/* The entry holds a reference: keys stay unique. */
-			if (hashmap__add(sframe_dsos, ref, sd)) {
-				dso__put(dso);
-				free(sd->buf);
-				free(sd->loads);
-				sframe__exit(&sd->sec);
-				zfree(&sd);
+			if (hashmap__add(sframe_dsos, sframe_dso__key(dso), sd)) {
+				sframe_dso__free(sd);
+				sd = NULL;
 			}
 		}
 	}
 	pthread_mutex_unlock(&sframe_dsos_lock);
 	return sd;
+}
+
+void sframe__dso_delete(struct dso *dso)
+{
+	struct sframe_dso *sd = NULL;
+
+	pthread_mutex_lock(&sframe_dsos_lock);
+	if (sframe_dsos &&
+	    hashmap__delete(sframe_dsos, sframe_dso__key(dso), NULL, &sd)) {
+		sframe_dso__free(sd);
+		if (!hashmap__size(sframe_dsos)) {
+			hashmap__free(sframe_dsos);
+			sframe_dsos = NULL;
+		}
+	}
+	pthread_mutex_unlock(&sframe_dsos_lock);
 }
 
 static int sframe_dso__bias(const struct sframe_dso *sd, struct map *map,

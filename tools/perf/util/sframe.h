@@ -200,6 +200,8 @@ struct map;
 const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
 					 u64 pc, u64 *bias);
 int dso__vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias);
+/* Free what dso__sframe() keeps for @dso: dso__delete() calls it. */
+void sframe__dso_delete(struct dso *dso);
 
 /*
  * Where .sframe does not reach: @dso's .eh_frame row at ELF address @vaddr as an
