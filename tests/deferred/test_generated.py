@@ -33,6 +33,7 @@ STAT_NAMES = {
     'stitched': 'stitched',
     'stitched late': 'stitched_late',
     'fell back (fp)': 'fallback_fp',
+    'fell back (sframe)': 'fallback_sframe',
     'user stack lost': 'lost',
     'of which task exited': 'exited',
     'delivered out of order': 'delivered_late',

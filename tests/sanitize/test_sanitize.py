@@ -156,7 +156,8 @@ class Sanitized(unittest.TestCase):
             st = common.deferred_stats(r.stdout)
             self.assertGreater(st.get('stitched', 0), 1000 * frac, '%s: %s' % (what, st))
             self.assertEqual(st['stitched'] + st['stitched late'] + st['fell back (fp)'] +
-                             st['user stack lost'], st['deferred samples'], what)
+                             st['fell back (sframe)'] + st['user stack lost'],
+                             st['deferred samples'], what)
 
     def test_generated(self):
         try:
