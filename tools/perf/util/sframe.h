@@ -40,6 +40,7 @@
 #include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define SFRAME_MAGIC			0xdee2
 
@@ -202,6 +203,14 @@ extern unsigned long sframe__nr_snapshots;
 extern unsigned long sframe__nr_frames;
 extern unsigned long sframe__nr_fallback_frames;
 extern unsigned long sframe__nr_fp_frames;
+
+/*
+ * The "SFrame unwinding" block of perf report --stats and perf script: the
+ * counters and every loaded dso whose section was rejected, with why.
+ * Nothing when SFrame did nothing and rejected nothing.
+ */
+bool sframe__stats_any(void);
+size_t sframe__fprintf_stats(FILE *fp);
 
 /*
  * The user frames of @sample (x86_64 PERF_SAMPLE_REGS_USER with IP, SP and
