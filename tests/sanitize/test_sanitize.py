@@ -124,7 +124,7 @@ class Sanitized(unittest.TestCase):
         r = self.check(['test', '-F', '-v', 'Deferred callchains'], cwd=cwd)
         out = r.stdout + r.stderr
         results = re.findall(r'^\s*\d+\.\d+: .*?:\s*(Ok|FAILED!|Skip.*)$', out, re.M)
-        self.assertEqual(len(results), 11, out[-4000:])
+        self.assertEqual(len(results), 12, out[-4000:])
         self.assertTrue(all(v == 'Ok' for v in results), out[-4000:])
 
     def test_real_recording(self):
