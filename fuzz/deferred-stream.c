@@ -54,6 +54,7 @@
 #include "util/evsel.h"
 #include "util/machine.h"
 #include "util/sample.h"
+#include "util/threads.h"
 #include "arch/x86/include/uapi/asm/perf_regs.h"
 
 #define SETUP_SIZE	8
@@ -215,6 +216,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&st, 0, sizeof(st));
 	st.machines[0].pid = HOST_KERNEL_ID;
 	st.machines[1].pid = 1000;
+	/* The SFrame fallback looks the task up: no thread is ever found. */
+	threads__init(&st.machines[0].threads);
+	threads__init(&st.machines[1].threads);
 
 	setup_attr(&attr, s);
 	evlist = evlist__new();
@@ -257,8 +261,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (st.delivered != st.queued)
 		fail("events lost or delivered twice", (int)(st.queued - st.delivered));
 	stats = deferred_callchain__stats(dc);
-	if (stats->stitched + stats->stitched_late + stats->fallback_fp + stats->lost !=
-	    stats->samples)
+	if (stats->stitched + stats->stitched_late + stats->fallback_fp +
+	    stats->fallback_sframe + stats->lost != stats->samples)
 		fail("deferred samples not accounted for", (int)stats->samples);
 	if (deferred_callchain_stats__any(stats)) {
 		deferred_callchain_stats__fprintf(stats, devnull, "  ");
@@ -266,5 +270,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	deferred_callchain__delete(dc);
 	evlist__put(evlist);
+	threads__exit(&st.machines[0].threads);
+	threads__exit(&st.machines[1].threads);
 	return 0;
 }

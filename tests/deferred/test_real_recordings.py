@@ -87,7 +87,8 @@ class RealRecordings(unittest.TestCase):
         self.assertEqual(s['duplicate records'], 2)
         self.assertEqual(s['malformed records'], 0)
         self.assertEqual(s['stitched'] + s['stitched late'] + s['fell back (fp)'] +
-                         s['user stack lost'], s['deferred samples'])
+                         s['fell back (sframe)'] + s['user stack lost'],
+                         s['deferred samples'])
         self.assertEqual(s['stitched late'], 673)
         self.assertEqual(s['user stack lost'], 0)
         self.assertEqual(s['orphan records'], 0)

@@ -292,7 +292,7 @@ class Checks:
         for name in self.runs(DEFER_RUNS):
             st = self.stats(name)
             total = (st['stitched'] + st['stitched late'] + st['fell back (fp)'] +
-                     st['user stack lost'])
+                     st['fell back (sframe)'] + st['user stack lost'])
             self.figures['%s: stitched+late+fp+lost / samples' % name] = '%d+%d+%d+%d / %d' % (
                 st['stitched'], st['stitched late'], st['fell back (fp)'],
                 st['user stack lost'], st['deferred samples'])

@@ -41,8 +41,15 @@ def kallsyms(tmpdir):
 def deferred_stats(text):
     """The "Deferred callchains:" section of perf report --stats output, as
     {counter name: value}; {} when there is none."""
+    return stats_block(text, 'Deferred callchains')
+
+
+def stats_block(text, title):
+    """The "TITLE:" block of counters of perf report --stats or perf script
+    output ("Deferred callchains", "SFrame unwinding"), as {counter name:
+    value}; {} when there is none."""
     out = {}
-    sect = text.split('Deferred callchains:\n', 1)
+    sect = text.split(title + ':\n', 1)
     for line in (sect[1] if len(sect) == 2 else '').splitlines():
         m = re.match(r'\s+(\S.*?)\s+(\d+)$', line)
         if not m:

@@ -667,3 +667,142 @@ def workload_path():
     import os
     return os.path.abspath(os.path.join(os.path.dirname(__file__), '..', 'fixtures',
                                         'real-7.2', 'workload'))
+
+
+# ---------------------------------------------------------------------------
+# Reading perf.data files (file mode, host byte order) and rewriting them
+# ---------------------------------------------------------------------------
+
+class Recording:
+    """The attrs (with ids) and the data section events of a perf.data file
+    written by perf record: [(type, misc, raw event bytes)]."""
+
+    def __init__(self, path):
+        with open(path, 'rb') as f:
+            b = f.read()
+        assert b[:8] == MAGIC, '%s: not a little-endian perf.data file' % path
+        attr_size, = struct.unpack_from('<Q', b, 16)
+        a_off, a_size, d_off, d_size = struct.unpack_from('<QQQQ', b, 24)
+        self.attrs = []
+        for off in range(a_off, a_off + a_size, attr_size):
+            (type, _, config, period, st, _, flags) = struct.unpack_from('<IIQQQQQ', b, off)
+            regs_user, stack_user = struct.unpack_from('<QI', b, off + 80)
+            i_off, i_size = struct.unpack_from('<QQ', b, off + attr_size - 16)
+            ids = struct.unpack_from('<%dQ' % (i_size // 8), b, i_off)
+            self.attrs.append(dict(type=type, config=config, period=period,
+                                   sample_type=st, flags=flags, ids=ids,
+                                   regs_user=regs_user, stack_user=stack_user))
+        self.events = []
+        off = d_off
+        while off + 8 <= d_off + d_size:
+            type, misc, size = struct.unpack_from('<IHH', b, off)
+            assert size >= 8, 'bad event size at %#x' % off
+            self.events.append((type, misc, b[off:off + size]))
+            off += size
+
+    def evsel_of(self, raw):
+        """The attr of a sample."""
+        if len(self.attrs) == 1:
+            return self.attrs[0]
+        id, = struct.unpack_from('<Q', raw, 8)   # PERF_SAMPLE_IDENTIFIER
+        return next(a for a in self.attrs if id in a['ids'])
+
+
+def sample_fields(attr, raw):
+    """Offsets of a sample's parts: {'pid', 'tid', 'time', 'callchain':
+    (offset, nr), 'regs': {reg: value}, 'stack': (offset, size)}."""
+    st = attr['sample_type']
+    bad = st & ~(S_IDENTIFIER | S_IP | S_TID | S_TIME | S_ADDR | S_ID | S_STREAM_ID |
+                 S_CPU | S_PERIOD | S_CALLCHAIN | S_REGS_USER | S_STACK_USER)
+    assert not bad, 'sample_type %#x not handled' % st
+    out = {}
+    off = 8
+    for bit, name in ((S_IDENTIFIER, 'identifier'), (S_IP, 'ip'), (S_TID, 'pidtid'),
+                      (S_TIME, 'time'), (S_ADDR, 'addr'), (S_ID, 'id'),
+                      (S_STREAM_ID, 'stream_id'), (S_CPU, 'cpu'), (S_PERIOD, 'period')):
+        if st & bit:
+            out[name], = struct.unpack_from('<Q', raw, off)
+            off += 8
+    if 'pidtid' in out:
+        out['pid'], out['tid'] = out['pidtid'] & 0xffffffff, out['pidtid'] >> 32
+    if st & S_CALLCHAIN:
+        nr, = struct.unpack_from('<Q', raw, off)
+        out['callchain'] = (off, nr)
+        off += 8 + 8 * nr
+    regs = {}
+    if st & S_REGS_USER:
+        abi, = struct.unpack_from('<Q', raw, off)
+        off += 8
+        if abi:
+            for i in range(64):
+                if attr['regs_user'] & (1 << i):
+                    regs[i], = struct.unpack_from('<Q', raw, off)
+                    off += 8
+    out['regs'] = regs
+    if st & S_STACK_USER:
+        size, = struct.unpack_from('<Q', raw, off)
+        off += 8
+        dyn = 0
+        if size:
+            dyn, = struct.unpack_from('<Q', raw, off + size)
+        out['stack'] = (off, dyn)
+    return out
+
+
+def fp_walk(regs, stack, max_frames=512):
+    """The frame pointer walk of perf's deferred-callchain fallback
+    (dc__walk_snapshot()): the user IPs it gives for x86_64 @regs and
+    @stack (the bytes from SP up)."""
+    ip, sp, bp = regs[X86_REG_IP], regs[X86_REG_SP], regs[X86_REG_BP]
+    ips = [ip]
+    while len(ips) < max_frames:
+        if bp < sp or bp & 7 or bp - sp > len(stack) or len(stack) - (bp - sp) < 16:
+            break
+        nbp, ra = struct.unpack_from('<QQ', stack, bp - sp)
+        if not ra:
+            break
+        ips.append(ra)
+        if nbp <= bp:
+            break
+        bp = nbp
+    return ips
+
+
+def dwarf_to_deferred(src, dst, cmdline='perf record --call-graph fp,defer,snapshot'):
+    """Rewrite a --call-graph dwarf recording @src (x86_64, one machine) into
+    @dst as a fp,defer,snapshot recording whose PERF_RECORD_CALLCHAIN_DEFERRED
+    never came: each sample keeps its kernel frames, then
+    PERF_CONTEXT_USER_DEFERRED and a cookie of its own; its user regs and
+    stack stay.  Returns [(regs, stack bytes)] per sample, in file order."""
+    rec = Recording(src)
+    evsels = []
+    for a in rec.attrs:
+        ev = Evsel(ids=a['ids'], type=a['type'], config=a['config'], period=a['period'],
+                   sample_type=a['sample_type'], defer=True, defer_output=False,
+                   sample_id_all=bool(a['flags'] & F_SAMPLE_ID_ALL),
+                   flags=a['flags'] & ~(F_DEFER_CALLCHAIN | F_DEFER_OUTPUT),
+                   regs_user=a['regs_user'], stack_user=a['stack_user'])
+        evsels.append(ev)
+    w = Writer(evsels, cmdline=cmdline)
+    snaps = []
+    cookie = 1
+    for type, misc, raw in rec.events:
+        if type == SAMPLE:
+            attr = rec.evsel_of(raw)
+            f = sample_fields(attr, raw)
+            off, nr = f['callchain']
+            cc = list(struct.unpack_from('<%dQ' % nr, raw, off + 8))
+            if CONTEXT_USER in cc:
+                cc = cc[:cc.index(CONTEXT_USER)]
+            cc += [CONTEXT_USER_DEFERRED, cookie]
+            cookie += 1
+            body = raw[8:off] + struct.pack('<%dQ' % (len(cc) + 1), len(cc), *cc) + \
+                raw[off + 8 + 8 * nr:]
+            w.add(w.header(SAMPLE, misc, body))
+            w.nr_samples += 1
+            so, size = f['stack']
+            snaps.append((f['regs'], raw[so:so + size]))
+        elif type < HEADER_ATTR or type == FINISHED_ROUND:
+            w.add(raw)
+    w.save(dst)
+    return snaps

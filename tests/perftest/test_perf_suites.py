@@ -17,7 +17,7 @@ import unittest
 import common
 
 OURS = [
-    ('Deferred callchains', 11),
+    ('Deferred callchains', 12),
     ('SFrame', 3),
 ]
 

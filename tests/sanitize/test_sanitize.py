@@ -6,9 +6,13 @@ real 7.2 recording, and, when tests/lib/perfdata.py is there, generated
 files with missing, duplicate and malformed deferred records, in file and
 pipe mode, both byte orders.
 
+Also the SFrame unwinder (perf report --unwind-style sframe) and the
+deferred fallback with SFrame on the SFrame corpus.
+
 Any ASan or UBSan report fails.  LeakSanitizer runs too: perf itself
 leaks at exit (upstream), so only a leak whose stack goes through our
-stitcher (deferred-callchain.c) fails.
+stitcher (deferred-callchain.c) or SFrame code (sframe.c,
+unwind-sframe.c) fails.
 
 The sanitizer build is made here if missing (make SAN=1 perf: a few
 minutes, once); PERF_SAN=path uses another binary.
@@ -26,7 +30,11 @@ import common
 
 PERF_SAN = os.environ.get('PERF_SAN', os.path.join(common.BUILD, 'bin', 'perf-san'))
 DEFER = os.path.join(common.REAL, 'defer-st.data')
-OUR_FILES = ('deferred-callchain.c',)
+OUR_FILES = ('deferred-callchain.c', 'sframe.c')    # sframe.c: unwind-sframe.c too
+# Without line information in perf's frames, the functions tell: the
+# stitcher's and the SFrame decoder's and unwinder's.
+OUR_FUNCS = re.compile(r' in (deferred_callchain\w*|dc_\w+|\w*sframe\w*|dso__cfi_row|'
+                       r'dso__vaddr_bias)[ (]')
 SAN_ENV = {
     'ASAN_OPTIONS': 'detect_leaks=1:abort_on_error=0:halt_on_error=1:'
                     'allocator_may_return_null=1:print_summary=1',
@@ -64,7 +72,7 @@ def san_errors(text):
             errs.append(m.group(0))
     errs += [m.group(0) for m in re.finditer(r'^.*runtime error: .*$', text, re.M)]
     for block in leak_blocks(text):
-        if any(f in block for f in OUR_FILES):
+        if any(f in block for f in OUR_FILES) or OUR_FUNCS.search(block):
             errs.append('leak through our code:\n' + block)
     return errs
 
@@ -124,8 +132,32 @@ class Sanitized(unittest.TestCase):
         r = self.check(['test', '-F', '-v', 'Deferred callchains'], cwd=cwd)
         out = r.stdout + r.stderr
         results = re.findall(r'^\s*\d+\.\d+: .*?:\s*(Ok|FAILED!|Skip.*)$', out, re.M)
-        self.assertEqual(len(results), 11, out[-4000:])
+        self.assertEqual(len(results), 12, out[-4000:])
         self.assertTrue(all(v == 'Ok' for v in results), out[-4000:])
+
+    def test_sframe(self):
+        """perf report with the sframe styles on a --call-graph dwarf
+        recording of the SFrame corpus, and perf script on the same samples
+        made deferred without their records (the SFrame fallback): each
+        dso's SFrame state is freed with the dso, nothing leaks."""
+        sys.path.insert(0, os.path.join(common.TOP, 'tests', 'sframe'))
+        import corpus
+        import perfdata as pd
+        d = corpus.build()
+        dwarf = os.path.join(self.tmp, 'sframe.data')
+        r = common.run([common.PERF, 'record', '-q', '-e', 'cpu-clock:u', '-F', '1000',
+                        '--call-graph', 'dwarf,16384', '-o', dwarf, '--',
+                        os.path.join(d, 'v3', 'pie'), '150'], check=False)
+        if r.returncode:
+            raise unittest.SkipTest('perf record failed: ' + r.stderr[-500:])
+        for style in ('sframe', 'sframe-only'):
+            r = self.check(['report', '--stdio', '-i', dwarf, '--unwind-style', style])
+            self.assertIn('spin', r.stdout)
+        defer = os.path.join(self.tmp, 'sframe-defer.data')
+        pd.dwarf_to_deferred(dwarf, defer)
+        r = self.check(['script', '-i', defer])
+        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        self.assertGreater(st.get('deferred snapshots', 0), 50, r.stderr[-2000:])
 
     def test_real_recording(self):
         common.need(DEFER)
@@ -156,7 +188,8 @@ class Sanitized(unittest.TestCase):
             st = common.deferred_stats(r.stdout)
             self.assertGreater(st.get('stitched', 0), 1000 * frac, '%s: %s' % (what, st))
             self.assertEqual(st['stitched'] + st['stitched late'] + st['fell back (fp)'] +
-                             st['user stack lost'], st['deferred samples'], what)
+                             st['fell back (sframe)'] + st['user stack lost'],
+                             st['deferred samples'], what)
 
     def test_generated(self):
         try:

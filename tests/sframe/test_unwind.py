@@ -141,6 +141,42 @@ class Unwind(unittest.TestCase):
         self.assertIn('%s: invalid .sframe (bad magic)' % exe, r.stderr)
         self.assertEqual(r.stderr.count('invalid .sframe'), 1, r.stderr)
         self.assertEqual(chains(r.stdout), self.script(out, 'libdw'))
+        # The end-of-run block counts it and names it again, with why.
+        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        self.assertEqual(st['sections rejected'], 1, r.stderr)
+        self.assertIn('\n    %s: bad magic\n' % exe, r.stderr)
+        # perf report --stats unwinds nothing, but says what was rejected
+        # only when something loaded the section: here nothing did.
+        r = common.run([common.PERF, 'report', '--stats', '-i', out])
+        self.assertNotIn('SFrame unwinding', r.stdout)
+
+    def test_stats_block(self):
+        """perf script prints the SFrame counters when SFrame unwound, and
+        only then."""
+        data = self.data[(3, 'pie')]
+        n = len(self.script(data, 'libdw'))
+        r = common.run([common.PERF, 'script', '-i', data, '-F', 'ip',
+                        '--unwind-style', 'libdw'])
+        self.assertNotIn('SFrame unwinding', r.stderr)
+        for style in ('sframe', 'sframe-only'):
+            with self.subTest(style=style):
+                r = common.run([common.PERF, 'script', '-i', data, '-F', 'tid,ip,sym,dso',
+                                '--unwind-style', style])
+                st = common.stats_block(r.stderr, 'SFrame unwinding')
+                frames = sum(len(c) for c in chains(r.stdout))
+                self.assertEqual(st['samples unwound'], n, r.stderr)
+                self.assertEqual(st['sections rejected'], 0)
+                self.assertEqual(st['deferred snapshots'], 0)
+                # The frames shown came from SFrame or, in the hybrid
+                # style, from libdw after it; not counted: samples without
+                # a stack copy, and in the hybrid style those left wholly
+                # to libdw (no row for their first frame).
+                by = st['frames by SFrame'] + st['frames by libdw after']
+                self.assertLessEqual(by, frames, r.stderr)
+                self.assertGreater(by, frames * 0.99, r.stderr)
+                self.assertGreater(st['frames by SFrame'], frames / 2)
+                if style == 'sframe-only':
+                    self.assertEqual(st['frames by libdw after'], 0)
 
 
 if __name__ == '__main__':

@@ -5,19 +5,28 @@
  * would feed it, and what it delivers is checked sample by sample.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <gelf.h>
 #include <linux/kernel.h>
 #include <linux/perf_event.h>
 #include <linux/zalloc.h>
 
 #include "debug.h"
 #include "deferred-callchain.h"
+#include "dso.h"
 #include "event.h"
 #include "evlist.h"
 #include "evsel.h"
+#include "machine.h"
+#include "map.h"
+#include "maps.h"
 #include "sample.h"
+#include "sframe.h"
 #include "tests.h"
+#include "thread.h"
 #include "../../arch/x86/include/uapi/asm/perf_regs.h"
 
 #define KIP	0xffffffff81000000ULL	/* kernel frames */
@@ -36,6 +45,7 @@ struct delivered {
 struct fixture {
 	struct evlist *evlist;
 	struct evsel *evsel;
+	struct machine *machine;	/* NULL: no task lookup */
 	struct deferred_callchain *dc;
 	struct delivered out[MAX_OUT];
 	int nr_out;
@@ -119,9 +129,9 @@ static int feed(struct fixture *f, union perf_event *event)
 	ret = evsel__parse_sample(f->evsel, event, &sample);
 	if (!ret) {
 		if (event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED)
-			ret = deferred_callchain__record(f->dc, event, &sample, NULL);
+			ret = deferred_callchain__record(f->dc, event, &sample, f->machine);
 		else
-			ret = deferred_callchain__queue(f->dc, event, &sample, NULL);
+			ret = deferred_callchain__queue(f->dc, event, &sample, f->machine);
 	}
 	perf_sample__exit(&sample);
 	return ret;
@@ -502,6 +512,249 @@ static int test__deferred_snapshot(struct test_suite *t __maybe_unused, int s __
 	return TEST_OK;
 }
 
+/*
+ * The SFrame fallback needs a dso with .sframe on disk: a small ELF file of
+ * one PT_LOAD (file offset 0 at vaddr 0) and a v2 AMD64 .sframe of two
+ * functions without frame pointers, F1 [0x1000, 0x1020) with the CFA at
+ * SP + 8 (a leaf) and F2 [0x1020, 0x1040) with the CFA at SP + 16 (one
+ * push).  Code at 0x2000 has no row.  The file is mapped at SF_MAP.
+ */
+#define SF_MAP		0x400000ULL
+#define SF_SEC		0x3000
+#define SF_PC(vaddr)	(SF_MAP + (vaddr))
+#define SF_SP		0x7ffd0000ULL
+
+static void sf_put32(u8 *p, u32 v)
+{
+	memcpy(p, &v, sizeof(v));	/* the section is little endian */
+}
+
+static size_t sf_section(u8 *buf)
+{
+	static const struct {
+		u32	start;
+		u32	size;
+		s8	cfa;
+	} fn[] = { { 0x1000, 0x20, 8 }, { 0x1020, 0x20, 16 } };
+	const size_t nr = ARRAY_SIZE(fn), fres = 28 + nr * 20;
+	size_t i, off = 0;
+
+	memset(buf, 0, 128);
+	buf[0] = SFRAME_MAGIC & 0xff;
+	buf[1] = SFRAME_MAGIC >> 8;
+	buf[2] = SFRAME_VERSION_2;
+	buf[3] = SFRAME_F_FDE_SORTED;
+	buf[4] = SFRAME_ABI_AMD64_ENDIAN_LITTLE;
+	buf[6] = (u8)-8;			/* RA at CFA - 8 */
+	for (i = 0; i < nr; i++) {
+		u8 *fde = buf + 28 + i * 20;
+
+		sf_put32(fde, fn[i].start - SF_SEC);	/* from the section */
+		sf_put32(fde + 4, fn[i].size);
+		sf_put32(fde + 8, off);
+		sf_put32(fde + 12, 1);
+		fde[16] = SFRAME_FRE_TYPE_ADDR1;
+		buf[fres + off++] = 0;		/* row from the start */
+		buf[fres + off++] = 1 << 1 | 1;	/* one offset, CFA from SP */
+		buf[fres + off++] = fn[i].cfa;
+	}
+	sf_put32(buf + 8, nr);
+	sf_put32(buf + 12, nr);
+	sf_put32(buf + 16, off);
+	sf_put32(buf + 20, 0);
+	sf_put32(buf + 24, nr * 20);
+	return fres + off;
+}
+
+static int sf_write_elf(char *path)
+{
+	static const char strtab[] = "\0.sframe\0.shstrtab";
+	Elf_Scn *scn, *str_scn;
+	Elf64_Ehdr *eh;
+	Elf64_Phdr *ph;
+	Elf64_Shdr *sh;
+	Elf_Data *d;
+	static u8 sec[128];
+	size_t size = sf_section(sec);
+	Elf *elf;
+	int fd, ret = -1;
+
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_WRITE, NULL);
+	if (!elf)
+		goto out;
+	eh = elf64_newehdr(elf);
+	ph = elf64_newphdr(elf, 1);
+	if (!eh || !ph)
+		goto out_elf;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	ph->p_type = PT_LOAD;
+	ph->p_flags = PF_R | PF_X;
+	ph->p_filesz = ph->p_memsz = 0x10000;
+	ph->p_align = 0x1000;
+
+	scn = elf_newscn(elf);
+	d = scn ? elf_newdata(scn) : NULL;
+	sh = scn ? elf64_getshdr(scn) : NULL;
+	if (!d || !sh)
+		goto out_elf;
+	d->d_buf = sec;
+	d->d_size = size;
+	d->d_type = ELF_T_BYTE;
+	d->d_align = 8;
+	sh->sh_name = 1;
+	sh->sh_type = SHT_PROGBITS;
+	sh->sh_flags = SHF_ALLOC;
+	sh->sh_addr = SF_SEC;
+
+	str_scn = elf_newscn(elf);
+	d = str_scn ? elf_newdata(str_scn) : NULL;
+	sh = str_scn ? elf64_getshdr(str_scn) : NULL;
+	if (!d || !sh)
+		goto out_elf;
+	d->d_buf = (void *)strtab;
+	d->d_size = sizeof(strtab);
+	d->d_type = ELF_T_BYTE;
+	d->d_align = 1;
+	sh->sh_name = 9;
+	sh->sh_type = SHT_STRTAB;
+	eh->e_shstrndx = elf_ndxscn(str_scn);
+	if (elf_update(elf, ELF_C_WRITE) > 0)
+		ret = 0;
+out_elf:
+	elf_end(elf);
+out:
+	close(fd);
+	return ret;
+}
+
+/* A sample with user regs @ip, @sp (SF_SP) and @bp, and the stack @words. */
+static int sf_sample(struct fixture *f, u64 time, u64 cookie, u64 ip, u64 bp,
+		     const u64 *words, int nr_words)
+{
+	union perf_event *event = (union perf_event *)f->buf;
+	u64 *p = f->buf + 1;
+
+	*p++ = KIP;
+	*p++ = ((u64)10 << 32) | 10;		/* pid, tid */
+	*p++ = time;
+	*p++ = 5;				/* callchain */
+	*p++ = PERF_CONTEXT_KERNEL;
+	*p++ = KIP;
+	*p++ = KIP + 1;
+	*p++ = PERF_CONTEXT_USER_DEFERRED;
+	*p++ = cookie;
+	*p++ = PERF_SAMPLE_REGS_ABI_64;
+	*p++ = bp;
+	*p++ = SF_SP;
+	*p++ = ip;
+	*p++ = 256;
+	memset(p, 0, 256);
+	memcpy(p, words, nr_words * sizeof(u64));
+	p += 256 / sizeof(u64);
+	*p++ = 256;
+	event->header.type = PERF_RECORD_SAMPLE;
+	event->header.misc = PERF_RECORD_MISC_KERNEL;
+	event->header.size = (u8 *)p - (u8 *)f->buf;
+	return feed(f, event);
+}
+
+/* Does @d end with PERF_CONTEXT_USER and the @nr user frames @ips? */
+static bool user_frames(const struct delivered *d, const u64 *ips, u64 nr)
+{
+	return d->nr == 4 + nr && d->ips[3] == PERF_CONTEXT_USER &&
+	       !memcmp(d->ips + 4, ips, nr * sizeof(u64));
+}
+
+static int test__deferred_snapshot_sframe(struct test_suite *t __maybe_unused,
+					  int s __maybe_unused)
+{
+	/*
+	 * F1 (CFA sp+8) returns to F2 at SP, F2 (CFA sp+16) to 0x2010 at
+	 * SP+16, code without a row; BP (unchanged, neither saves it) holds
+	 * a frame pointer chain from there: SP+32 -> SP+48 -> out of the
+	 * snapshot.
+	 */
+	const u64 stack[] = {
+		SF_PC(0x1024), 0, SF_PC(0x2010), 0,
+		SF_SP + 48, SF_PC(0x2050), SF_SP + 4096, SF_PC(0x2080),
+	};
+	const u64 full[] = {
+		SF_PC(0x1004), SF_PC(0x1024), SF_PC(0x2010), SF_PC(0x2050), SF_PC(0x2080),
+	};
+	const u64 fp_only[] = { SF_PC(0x2008), SF_PC(0x2050), SF_PC(0x2080) };
+	u64 bad_ra[ARRAY_SIZE(stack)];
+	char path[] = "/tmp/perf-test-sframe-XXXXXX";
+	unsigned long fp_frames = sframe__nr_fp_frames;
+	struct thread *thread = NULL;
+	struct machine machine;
+	struct dso *dso = NULL;
+	struct map *map = NULL;
+	struct fixture f;
+	int ret = TEST_FAIL;
+
+	if (sf_write_elf(path)) {
+		pr_debug("cannot write %s\n", path);
+		return TEST_FAIL;
+	}
+	memcpy(bad_ra, stack, sizeof(stack));
+	bad_ra[5] = 0x77770000;			/* not mapped: not code */
+
+	if (machine__init(&machine, "", HOST_KERNEL_ID))
+		goto out_unlink;
+	thread = machine__findnew_thread(&machine, 10, 10);
+	dso = dso__new(path);
+	map = dso ? map__new2(SF_MAP, dso) : NULL;
+	if (!thread || !map)
+		goto out;
+	map__set_end(map, SF_MAP + 0x10000);
+	if (maps__insert(thread__maps(thread), map))
+		goto out;
+
+	if (fixture__init(&f, true, NULL))
+		goto out;
+	f.machine = &machine;
+	if (sf_sample(&f, 1 * MS, 0x41, SF_PC(0x1004), SF_SP + 32, stack, ARRAY_SIZE(stack)) ||
+	    sf_sample(&f, 2 * MS, 0x42, SF_PC(0x1004), SF_SP + 32, bad_ra, ARRAY_SIZE(bad_ra)) ||
+	    sf_sample(&f, 3 * MS, 0x43, SF_PC(0x2008), SF_SP + 32, stack, ARRAY_SIZE(stack)) ||
+	    deferred_callchain__flush(f.dc) || f.nr_out != 3)
+		goto out_fixture;
+
+	/* SFrame through F1 and F2, then frame pointers: 5 frames. */
+	if (!user_frames(&f.out[0], full, ARRAY_SIZE(full)))
+		goto out_fixture;
+	/* The chain ends at a "return address" outside any code. */
+	if (!user_frames(&f.out[1], full, 3))
+		goto out_fixture;
+	/* No .sframe row on the way: the plain frame pointer walk. */
+	if (!user_frames(&f.out[2], fp_only, ARRAY_SIZE(fp_only)))
+		goto out_fixture;
+	if (stats(&f)->fallback_sframe != 2 || stats(&f)->fallback_fp != 1 ||
+	    sframe__nr_fp_frames != fp_frames + 2)
+		goto out_fixture;
+	ret = TEST_OK;
+out_fixture:
+	if (ret != TEST_OK) {
+		pr_debug("delivered %d, fallback sframe %" PRIu64 " fp %" PRIu64 "\n",
+			 f.nr_out, stats(&f)->fallback_sframe, stats(&f)->fallback_fp);
+	}
+	fixture__exit(&f);
+out:
+	map__put(map);
+	dso__put(dso);
+	thread__put(thread);
+	machine__exit(&machine);
+out_unlink:
+	unlink(path);
+	return ret;
+}
+
 static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("Stitch samples followed by their record", deferred_in_order),
 	TEST_CASE("Stitch samples that follow their record", deferred_late),
@@ -514,6 +767,7 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("Interleaved tasks across CPUs", deferred_cross_cpu),
 	TEST_CASE("Malformed and boundary records", deferred_malformed),
 	TEST_CASE("Frame pointer walk of a stack snapshot", deferred_snapshot),
+	TEST_CASE("SFrame walk of a stack snapshot", deferred_snapshot_sframe),
 	{	.name = NULL, }
 };
 

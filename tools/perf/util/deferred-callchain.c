@@ -28,6 +28,8 @@
 #include "machine.h"
 #include "perf_regs.h"
 #include "sample.h"
+#include "sframe.h"
+#include "thread.h"
 #include "../../arch/x86/include/uapi/asm/perf_regs.h"
 
 /* The kernel never emits more than this many deferred user entries. */
@@ -323,6 +325,37 @@ static size_t dc__walk_snapshot(struct deferred_callchain *dc, struct perf_sampl
 }
 
 /*
+ * Walk the snapshot with SFrame (util/unwind-sframe.c): a binary built with
+ * -fomit-frame-pointer and --gsframe gets its whole user stack, where frame
+ * pointers alone stop at the first function without one.  It needs the
+ * task's maps: they are those of delivery time, which the held EXIT keeps
+ * alive; a sample delivered out of order sees the maps of the samples
+ * around it, as with any late event.  Returns the number of user frames
+ * written after @pos, 0 when no .sframe applies.
+ */
+static size_t dc__walk_sframe(struct deferred_callchain *dc, struct dc_entry *e,
+			      struct perf_sample *sample, size_t pos)
+{
+	struct thread *thread;
+	int n;
+
+	if (!e->machine || !sample->user_regs || !sample->user_regs->regs ||
+	    !sample->user_stack.size || !sample->evsel || sample->tid == (u32)-1)
+		return 0;
+	if (perf_env__e_machine(evsel__env(sample->evsel), NULL) != EM_X86_64)
+		return 0;
+	if (dc__chain_reserve(dc, pos + DC_MAX_USER_FRAMES + 1))
+		return 0;
+	thread = machine__find_thread(e->machine, sample->pid, sample->tid);
+	if (!thread)
+		return 0;
+	n = sframe__walk_snapshot(thread, sample, dc->chain + 1 + pos,
+				  DC_MAX_USER_FRAMES);
+	thread__put(thread);
+	return n > 0 ? n : 0;
+}
+
+/*
  * Build the callchain @e leaves with: the sample's own entries up to the
  * PERF_CONTEXT_USER_DEFERRED marker, then the user frames.
  */
@@ -343,9 +376,15 @@ static int dc__build_chain(struct deferred_callchain *dc, struct dc_entry *e,
 			pos += e->rec->nr;
 		}
 	} else {
-		n = dc__walk_snapshot(dc, sample, pos + 1);
+		n = dc__walk_sframe(dc, e, sample, pos + 1);
 		if (n) {
-			dc->stats.fallback_fp++;
+			dc->stats.fallback_sframe++;
+		} else {
+			n = dc__walk_snapshot(dc, sample, pos + 1);
+			if (n)
+				dc->stats.fallback_fp++;
+		}
+		if (n) {
 			dc->chain[1 + pos++] = PERF_CONTEXT_USER;
 			pos += n;
 		} else {
@@ -728,6 +767,7 @@ size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *
 		{ "stitched",			s->stitched },
 		{ "stitched late",		s->stitched_late },
 		{ "fell back (fp)",		s->fallback_fp },
+		{ "fell back (sframe)",		s->fallback_sframe },
 		{ "user stack lost",		s->lost },
 		{ "  of which task exited",	s->exited },
 		{ "delivered out of order",	s->delivered_late },
@@ -749,13 +789,14 @@ size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *
 const char *deferred_callchain_stats__warning(const struct deferred_callchain_stats *s,
 					      char *buf, size_t size)
 {
-	u64 bad = s->lost + s->fallback_fp;
+	u64 bad = s->lost + s->fallback_fp + s->fallback_sframe;
 
 	/* Exiting tasks never get a record: a few are expected. */
 	if (!s->samples || bad * 100 < s->samples)
 		return NULL;
 	scnprintf(buf, size,
-		  "%" PRIu64 " of %" PRIu64 " deferred samples (%.1f%%) got no user callchain record: %" PRIu64 " fell back to frame pointers, %" PRIu64 " lost their user stack",
-		  bad, s->samples, 100.0 * bad / s->samples, s->fallback_fp, s->lost);
+		  "%" PRIu64 " of %" PRIu64 " deferred samples (%.1f%%) got no user callchain record: %" PRIu64 " fell back to frame pointers, %" PRIu64 " to SFrame, %" PRIu64 " lost their user stack",
+		  bad, s->samples, 100.0 * bad / s->samples, s->fallback_fp,
+		  s->fallback_sframe, s->lost);
 	return buf;
 }

@@ -29,10 +29,12 @@
  *  - A sample waits for its record until the record comes, or until the
  *    stream proves it never will: the task exits, a record of a later kernel
  *    entry of the same task arrives, the pending cap evicts it, or the input
- *    ends.  It then falls back to a frame pointer walk of the sample's user
- *    stack snapshot (x86_64, PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER)
- *    or, without one, ends with a bare PERF_CONTEXT_USER_DEFERRED, which
- *    callchain resolution shows as "[user stack lost]".
+ *    ends.  It then falls back to a walk of the sample's user stack
+ *    snapshot (x86_64, PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER): with
+ *    SFrame where the code has .sframe (sframe__walk_snapshot()), else with
+ *    frame pointers; or, without a snapshot, it ends with a bare
+ *    PERF_CONTEXT_USER_DEFERRED, which callchain resolution shows as
+ *    "[user stack lost]".
  *
  *  - Samples are delivered in their own order through a reorder queue bounded
  *    in time (window_ns after the oldest waiting sample) and in length
@@ -73,6 +75,11 @@ struct deferred_callchain_stats {
 	u64 no_tid;		/* records without a task id (no sample_id_all) */
 	u64 max_pending;	/* most samples waiting for a record at once */
 	u64 max_queued;		/* most samples held by the reorder queue at once */
+	/*
+	 * Last, so that the counters perf inject wrote in a file keep their
+	 * place (HEADER_DEFERRED_CALLCHAIN is an array of them).
+	 */
+	u64 fallback_sframe;	/* no record: user frames walked with SFrame */
 };
 
 struct deferred_callchain_config {

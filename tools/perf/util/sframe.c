@@ -772,6 +772,7 @@ struct sframe_dso {
 	struct sframe_load	*loads;
 	size_t			nr_loads;
 	bool			ok;
+	char			*rejected;	/* its path, if invalid: sec.err says why */
 	/* Its .eh_frame, kept open for dso__cfi_row(). */
 	int			fd;
 	Elf			*elf;
@@ -844,6 +845,7 @@ static void sframe_dso__load(struct sframe_dso *sd, const char *path)
 		if (err) {
 			pr_warning("%s: invalid .sframe (%s), not using it\n",
 				   path, sd->sec.err);
+			sd->rejected = strdup(path);
 			zfree(&sd->buf);
 			break;
 		}
@@ -867,6 +869,35 @@ out:
 	close(fd);
 }
 
+static void sframe_dso__free(struct sframe_dso *sd)
+{
+#ifdef HAVE_LIBDW_SUPPORT
+	/* dwarf_getcfi_elf()'s CFI belongs to the caller. */
+	if (sd->cfi)
+		dwarf_cfi_end(sd->cfi);
+#endif
+	if (sd->elf)
+		elf_end(sd->elf);
+	if (sd->fd >= 0)
+		close(sd->fd);
+	sframe__exit(&sd->sec);
+	free(sd->rejected);
+	free(sd->buf);
+	free(sd->loads);
+	free(sd);
+}
+
+/* The dso itself, not the reference (REFCNT_CHECKING gives each its own). */
+static long sframe_dso__key(struct dso *dso)
+{
+	return (long)RC_CHK_ACCESS(dso);
+}
+
+/*
+ * The entry of a dso lives as long as the dso: dso__delete() calls
+ * sframe__dso_delete(), so the entry holds no reference (it would keep
+ * every dso ever unwound through alive) and a key is never a freed dso.
+ */
 static struct sframe_dso *sframe_dso__get(struct dso *dso)
 {
 	struct sframe_dso *sd = NULL;
@@ -878,25 +909,76 @@ static struct sframe_dso *sframe_dso__get(struct dso *dso)
 		pthread_mutex_unlock(&sframe_dsos_lock);
 		return NULL;
 	}
-	if (!hashmap__find(sframe_dsos, (long)dso, &sd)) {
+	if (!hashmap__find(sframe_dsos, sframe_dso__key(dso), &sd)) {
 		sd = zalloc(sizeof(*sd));
 		if (sd) {
-			struct dso *ref = dso__get(dso);
-
 			sd->fd = -1;
 			sframe_dso__load(sd, dso__long_name(dso));
-			/* The entry holds a reference: keys stay unique. */
-			if (hashmap__add(sframe_dsos, ref, sd)) {
-				dso__put(dso);
-				free(sd->buf);
-				free(sd->loads);
-				sframe__exit(&sd->sec);
-				zfree(&sd);
+			if (hashmap__add(sframe_dsos, sframe_dso__key(dso), sd)) {
+				sframe_dso__free(sd);
+				sd = NULL;
 			}
 		}
 	}
 	pthread_mutex_unlock(&sframe_dsos_lock);
 	return sd;
+}
+
+void sframe__dso_delete(struct dso *dso)
+{
+	struct sframe_dso *sd = NULL;
+
+	pthread_mutex_lock(&sframe_dsos_lock);
+	if (sframe_dsos &&
+	    hashmap__delete(sframe_dsos, sframe_dso__key(dso), NULL, &sd)) {
+		sframe_dso__free(sd);
+		if (!hashmap__size(sframe_dsos)) {
+			hashmap__free(sframe_dsos);
+			sframe_dsos = NULL;
+		}
+	}
+	pthread_mutex_unlock(&sframe_dsos_lock);
+}
+
+bool sframe__stats_any(void)
+{
+	return sframe__nr_samples || sframe__nr_snapshots || sframe__nr_invalid;
+}
+
+size_t sframe__fprintf_stats(FILE *fp)
+{
+	const struct {
+		const char *name;
+		unsigned long val;
+	} rows[] = {
+		{ "samples unwound",		sframe__nr_samples },
+		{ "deferred snapshots",		sframe__nr_snapshots },
+		{ "frames by SFrame",		sframe__nr_frames },
+		{ "frames by libdw after",	sframe__nr_fallback_frames },
+		{ "frames by fp after",		sframe__nr_fp_frames },
+		{ "sections rejected",		sframe__nr_invalid },
+	};
+	struct hashmap_entry *cur;
+	size_t printed, bkt;
+
+	if (!sframe__stats_any())
+		return 0;
+	printed = fprintf(fp, "\nSFrame unwinding:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+		printed += fprintf(fp, "  %-24s %10lu\n", rows[i].name, rows[i].val);
+
+	pthread_mutex_lock(&sframe_dsos_lock);
+	if (sframe_dsos) {
+		hashmap__for_each_entry(sframe_dsos, cur, bkt) {
+			const struct sframe_dso *sd = cur->pvalue;
+
+			if (sd->rejected)
+				printed += fprintf(fp, "    %s: %s\n",
+						   sd->rejected, sd->sec.err);
+		}
+	}
+	pthread_mutex_unlock(&sframe_dsos_lock);
+	return printed;
 }
 
 static int sframe_dso__bias(const struct sframe_dso *sd, struct map *map,

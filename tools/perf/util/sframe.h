@@ -40,6 +40,7 @@
 #include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define SFRAME_MAGIC			0xdee2
 
@@ -190,6 +191,39 @@ int sframe__unwind(struct sframe_frame *frames, int max,
 
 struct dso;
 struct map;
+struct perf_sample;
+struct thread;
+
+/*
+ * Samples the sframe styles unwound, deferred snapshots walked with SFrame,
+ * and the frames: by SFrame, by libdw after it, by frame pointers after it.
+ */
+extern unsigned long sframe__nr_samples;
+extern unsigned long sframe__nr_snapshots;
+extern unsigned long sframe__nr_frames;
+extern unsigned long sframe__nr_fallback_frames;
+extern unsigned long sframe__nr_fp_frames;
+
+/*
+ * The "SFrame unwinding" block of perf report --stats and perf script: the
+ * counters and every loaded dso whose section was rejected, with why.
+ * Nothing when SFrame did nothing and rejected nothing.
+ */
+bool sframe__stats_any(void);
+size_t sframe__fprintf_stats(FILE *fp);
+
+/*
+ * The user frames of @sample (x86_64 PERF_SAMPLE_REGS_USER with IP, SP and
+ * BP, and PERF_SAMPLE_STACK_USER) of @thread, for a deferred sample whose
+ * PERF_RECORD_CALLCHAIN_DEFERRED never came: SFrame rows, .eh_frame rows of
+ * SFrame's shape where there is no .sframe, then frame pointers from the
+ * first frame without either, while they look sane.  Fills @ips with at
+ * most @max return addresses, the sampled IP first, as the kernel gives a
+ * callchain; returns how many, 0 when no .sframe row was used (a plain
+ * frame pointer walk does as well), or -ENOMEM.
+ */
+int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
+			  u64 *ips, int max);
 
 /*
  * The decoded .sframe of @dso, loaded once and kept for the life of the
@@ -200,6 +234,8 @@ struct map;
 const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
 					 u64 pc, u64 *bias);
 int dso__vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias);
+/* Free what dso__sframe() keeps for @dso: dso__delete() calls it. */
+void sframe__dso_delete(struct dso *dso);
 
 /*
  * Where .sframe does not reach: @dso's .eh_frame row at ELF address @vaddr as an

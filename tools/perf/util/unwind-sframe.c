@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <elf.h>
+#include <sys/mman.h>
 #include <linux/zalloc.h>
 
 #include "addr_location.h"
@@ -32,9 +33,12 @@
 #include "unwind.h"
 #include "../../arch/x86/include/uapi/asm/perf_regs.h"
 
-/* Frames that SFrame unwound, and those that fell back to libdw. */
+/* See sframe.h. */
+unsigned long sframe__nr_samples;
+unsigned long sframe__nr_snapshots;
 unsigned long sframe__nr_frames;
 unsigned long sframe__nr_fallback_frames;
+unsigned long sframe__nr_fp_frames;
 
 #define SFRAME_LOOKUP_CACHE	4
 
@@ -42,6 +46,7 @@ unsigned long sframe__nr_fallback_frames;
 struct sframe_lookup_arg {
 	struct thread	*thread;
 	bool		cfi;	/* .eh_frame rows where there is no .sframe */
+	bool		used;	/* a row came from .sframe */
 	int		nr;
 	int		next;
 	struct {
@@ -91,8 +96,10 @@ static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
 
 	sec = la->hit[i].sec;
 	if (sec && sec->abi == SFRAME_ABI_AMD64_ENDIAN_LITTLE &&
-	    !sframe__find_fre(sec, pc - la->hit[i].bias, fre))
+	    !sframe__find_fre(sec, pc - la->hit[i].bias, fre)) {
+		la->used = true;
 		return 0;
+	}
 	if (!la->cfi)
 		return -ENOENT;
 	return dso__cfi_row(la->hit[i].dso, pc - la->hit[i].bias, fre);
@@ -197,6 +204,19 @@ static __thread struct sframe_frame *frames_buf;
 static __thread u64 *ips_buf;
 static __thread int buf_max;
 
+/* Reused across samples: only frames[0] needs to start cleared. */
+static int sframe__bufs(int max)
+{
+	if (max <= buf_max)
+		return 0;
+	free(frames_buf);
+	free(ips_buf);
+	frames_buf = malloc(max * sizeof(*frames_buf));
+	ips_buf = malloc(max * sizeof(*ips_buf));
+	buf_max = frames_buf && ips_buf ? max : 0;
+	return buf_max ? 0 : -ENOMEM;
+}
+
 int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 			struct thread *thread, struct perf_sample *data,
 			int max_stack, bool best_effort, bool hybrid)
@@ -215,16 +235,8 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 		return hybrid ? libdw__get_entries(cb, arg, thread, data,
 						   max_stack, best_effort) : 0;
 
-	/* Reused across samples: only frames[0] needs to start cleared. */
-	if (max_stack > buf_max) {
-		free(frames_buf);
-		free(ips_buf);
-		frames_buf = malloc(max_stack * sizeof(*frames_buf));
-		ips_buf = malloc(max_stack * sizeof(*ips_buf));
-		buf_max = frames_buf && ips_buf ? max_stack : 0;
-		if (!buf_max)
-			return -ENOMEM;
-	}
+	if (sframe__bufs(max_stack))
+		return -ENOMEM;
 	frames = frames_buf;
 	ips = ips_buf;
 	memset(&frames[0], 0, sizeof(frames[0]));
@@ -238,6 +250,7 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 	stack.data = (const u8 *)data->user_stack.data;
 	stack.size = data->user_stack.size;
 
+	sframe__nr_samples++;
 	n = sframe__unwind(frames, max_stack, &stack, sframe_row, &la, &stop);
 
 	if (stop == SFRAME_STOP_NO_SFRAME && hybrid && n == 1) {
@@ -284,4 +297,99 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 		ret = nr ? 1 : 0;
 out:
 	return ret;
+}
+
+/*
+ * Does @ra look like a return address: inside a mapping of @thread that
+ * holds code?  Used only to vet frame pointer steps, see below.
+ */
+static bool sframe__code_addr(struct thread *thread, u64 ra)
+{
+	struct addr_location al;
+	bool ok = false;
+
+	addr_location__init(&al);
+	if (thread__find_map(thread, PERF_RECORD_MISC_USER, ra, &al))
+		ok = !map__prot(al.map) || (map__prot(al.map) & PROT_EXEC);
+	addr_location__exit(&al);
+	return ok;
+}
+
+int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
+			  u64 *ips, int max)
+{
+	struct sframe_lookup_arg la = { .thread = thread, .cfi = true };
+	struct stack_dump *ustack = &sample->user_stack;
+	struct sframe_stack stack;
+	struct sframe_frame *f;
+	enum sframe_stop stop;
+	int n, nr;
+	u64 bp, sp;
+
+	if (!thread || !sample->user_regs || !sample->user_regs->regs ||
+	    !ustack->size || !ustack->data || max < 1)
+		return 0;
+	if (thread__e_machine(thread, maps__machine(thread__maps(thread)), NULL) !=
+	    EM_X86_64)
+		return 0;
+	if (sframe__bufs(max))
+		return -ENOMEM;
+	f = frames_buf;
+	memset(&f[0], 0, sizeof(f[0]));
+	if (perf_reg_value(&f[0].ip, sample->user_regs, PERF_REG_X86_IP) ||
+	    perf_reg_value(&f[0].sp, sample->user_regs, PERF_REG_X86_SP) ||
+	    perf_reg_value(&f[0].fp, sample->user_regs, PERF_REG_X86_BP))
+		return 0;
+	stack.sp = f[0].sp;
+	stack.data = (const u8 *)ustack->data;
+	stack.size = ustack->size;
+
+	n = sframe__unwind(f, max, &stack, sframe_row, &la, &stop);
+	/* No .sframe on the way: the caller's frame pointer walk is as good. */
+	if (!la.used)
+		return 0;
+
+	/* Return addresses as the kernel's callchains give them. */
+	for (nr = 0; nr < n; nr++)
+		ips[nr] = f[nr].ip;
+	sframe__nr_snapshots++;
+	sframe__nr_frames += n;
+	if (stop != SFRAME_STOP_NO_SFRAME)
+		return nr;
+
+	/*
+	 * The last frame has no row: code without unwind tables (hand-written
+	 * assembly, JIT code, a library without .eh_frame).  Its BP holds what
+	 * the register really had there, restored by the rows below, but
+	 * whether that is a frame pointer nobody can tell: code built with
+	 * -fomit-frame-pointer uses BP as any other register, and code with
+	 * frame pointers may have been stopped before its prologue set BP up.
+	 * So carry on with frame pointers only while they look like a chain:
+	 * BP inside the snapshot at or above this frame's SP, each saved BP
+	 * higher up the stack than the last, and each return address inside
+	 * code the thread has mapped.  The first step that fails ends the
+	 * chain: garbage in BP cannot lead off the snapshot or out of code,
+	 * though a stale return address where it points still passes for a
+	 * frame, as in any frame pointer walk.  A frame stopped in its
+	 * prologue shows its caller's caller next, likewise.
+	 */
+	sp = f[n - 1].sp;
+	bp = f[n - 1].fp;
+	while (nr < max) {
+		u64 frame[2];	/* saved frame pointer, return address */
+
+		if (bp < sp || bp & 7 || bp < stack.sp || bp - stack.sp > stack.size ||
+		    stack.size - (bp - stack.sp) < sizeof(frame))
+			break;
+		memcpy(frame, stack.data + (bp - stack.sp), sizeof(frame));
+		if (!frame[1] || !sframe__code_addr(thread, frame[1]))
+			break;
+		ips[nr++] = frame[1];
+		sframe__nr_fp_frames++;
+		if (frame[0] <= bp)
+			break;
+		sp = bp + sizeof(frame);
+		bp = frame[0];
+	}
+	return nr;
 }

@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The deferred-callchain fallback with SFrame, on real samples.
+
+This host cannot defer callchains, so a real --call-graph dwarf recording of
+the SFrame corpus (-O2, so without frame pointers, and -Wa,--gsframe) is
+rewritten into a fp,defer,snapshot recording whose
+PERF_RECORD_CALLCHAIN_DEFERRED never came: each sample ends its callchain
+with PERF_CONTEXT_USER_DEFERRED and a cookie, and keeps its user regs and
+stack.  The stitcher's fallback must then give, from the snapshot, the user
+frames libdw gives for the same samples of the dwarf recording, where a
+frame pointer walk gives far fewer."""
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+import common
+import perfdata as pd
+
+sys.path.insert(0, os.path.join(common.TOP, 'tests', 'sframe'))
+import corpus                                   # noqa: E402
+from test_unwind import chains                  # noqa: E402
+
+CASES = ((3, 'pie'), (2, 'nopie'))
+
+
+class SFrameFallback(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        common.need(common.PERF)
+        cls.dir = corpus.build()
+        cls.tmp = tempfile.mkdtemp(prefix='sframe-defer-')
+        cls.cases = {}
+        for v, var in CASES:
+            dwarf = os.path.join(cls.tmp, 'v%d-%s.dwarf' % (v, var))
+            r = common.run([common.PERF, 'record', '-q', '-e', 'cpu-clock:u',
+                            '-F', '2000', '--call-graph', 'dwarf,32768',
+                            '-o', dwarf, '--',
+                            os.path.join(cls.dir, 'v%d' % v, var), '300'],
+                           check=False)
+            if r.returncode:
+                raise unittest.SkipTest('perf record failed: ' + r.stderr[-500:])
+            defer = os.path.join(cls.tmp, 'v%d-%s.defer' % (v, var))
+            snaps = pd.dwarf_to_deferred(dwarf, defer)
+            cls.cases[(v, var)] = (dwarf, defer, snaps)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def script(self, data, *extra):
+        r = common.run([common.PERF, 'script', '-i', data, '-F', 'tid,ip,sym,dso'] +
+                       list(extra))
+        return chains(r.stdout), r.stderr
+
+    def test_fallback_is_libdw(self):
+        """Samples walked with SFrame have libdw's frames (libdw moves
+        callers' PCs back into the call: one byte apart)."""
+        for key, (dwarf, defer, snaps) in self.cases.items():
+            with self.subTest(case=key):
+                libdw, _ = self.script(dwarf, '--unwind-style', 'libdw')
+                ours, err = self.script(defer)
+                st = common.deferred_stats(
+                    common.run([common.PERF, 'report', '--stats', '-i', defer]).stdout)
+                self.assertEqual(len(ours), len(libdw))
+                self.assertGreater(len(ours), 200)
+                self.assertEqual(st['deferred samples'], len(ours))
+                self.assertEqual(st['fell back (sframe)'] + st['fell back (fp)'],
+                                 len(ours), st)
+                self.assertEqual(st['user stack lost'], 0)
+                # Only samples whose whole stack lacks .sframe (the dynamic
+                # loader's and libc's start-up code) walk frame pointers.
+                self.assertGreater(st['fell back (sframe)'], len(ours) * 0.95, st)
+                self.assertIn('fell back to frame pointers, %d to SFrame' %
+                              st['fell back (sframe)'], err)
+                same = 0
+                for o, d in zip(ours, libdw):
+                    same += len(o) == len(d) and all(
+                        a[1] == b[1] and a[0] - b[0] in (0, 1) for a, b in zip(o, d))
+                self.assertGreaterEqual(same, st['fell back (sframe)'],
+                                        (same, st))
+
+    def test_more_than_frame_pointers(self):
+        """Frame pointers alone (the fallback without SFrame, replayed on the
+        same snapshots) stop at the first function without one."""
+        for key, (dwarf, defer, snaps) in self.cases.items():
+            with self.subTest(case=key):
+                ours, _ = self.script(defer)
+                fp = [pd.fp_walk(regs, stack) for regs, stack in snaps]
+                n_ours = sum(map(len, ours))
+                n_fp = sum(map(len, fp))
+                self.assertGreater(n_ours, 3 * n_fp, (n_ours, n_fp))
+                # The 30 deep recursion, whole; callers in the executable.
+                self.assertGreater(max(map(len, ours)), 30)
+                self.assertLess(max(map(len, fp)), 10)
+                callers = sum(any(f[1] == key[1] for f in c[1:]) for c in ours)
+                self.assertGreater(callers, len(ours) * 0.9)
+
+    def test_no_libdw_frames_appended(self):
+        """The snapshot of a deferred recording is the fallback's: perf does
+        not also unwind it with libdw after the frames it already has."""
+        dwarf, defer, snaps = self.cases[CASES[0]]
+        ours, _ = self.script(defer)
+        libdw, _ = self.script(dwarf, '--unwind-style', 'libdw')
+        self.assertLessEqual(sum(map(len, ours)), sum(map(len, libdw)))
+
+    def test_stats_block(self):
+        dwarf, defer, snaps = self.cases[CASES[0]]
+        out = common.run([common.PERF, 'report', '--stats', '-i', defer]).stdout
+        st = common.deferred_stats(out)
+        sf = common.stats_block(out, 'SFrame unwinding')
+        self.assertEqual(sf['deferred snapshots'], st['fell back (sframe)'])
+        self.assertGreater(sf['frames by SFrame'], 20 * sf['deferred snapshots'])
+        self.assertEqual(sf['sections rejected'], 0)
+        self.assertEqual(sf['samples unwound'], 0)
+        r = common.run([common.PERF, 'report', '--stdio', '-i', defer])
+        self.assertRegex(r.stdout, r'# Deferred callchains: \d+ samples, 0 stitched, '
+                         r'0 stitched late, \d+ frame pointer fallback, %d SFrame '
+                         r'fallback, 0 user stack lost' % st['fell back (sframe)'])
+
+
+if __name__ == '__main__':
+    unittest.main()
