@@ -42,7 +42,11 @@ unsigned long sframe__nr_fp_frames;
 
 #define SFRAME_LOOKUP_CACHE	4
 
-/* Maps hit in this sample: consecutive frames keep to a few DSOs. */
+/*
+ * Maps hit in this sample: consecutive frames keep to a few DSOs.  Each
+ * slot holds a reference to its map, so that the frames can be named from
+ * it once the walk is done without looking the map up again.
+ */
 struct sframe_lookup_arg {
 	struct thread	*thread;
 	bool		cfi;	/* .eh_frame rows where there is no .sframe */
@@ -55,8 +59,26 @@ struct sframe_lookup_arg {
 		u64				bias;
 		const struct sframe_section	*sec;
 		struct dso			*dso;
+		struct map			*map;
 	} hit[SFRAME_LOOKUP_CACHE];
 };
+
+static void sframe_lookup__exit(struct sframe_lookup_arg *la)
+{
+	for (int i = 0; i < la->nr; i++)
+		map__zput(la->hit[i].map);
+	la->nr = 0;
+}
+
+/* The slot whose map holds @pc, or -1. */
+static int sframe_lookup__slot(const struct sframe_lookup_arg *la, u64 pc)
+{
+	for (int i = 0; i < la->nr; i++) {
+		if (pc >= la->hit[i].start && pc < la->hit[i].end)
+			return i;
+	}
+	return -1;
+}
 
 static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
 {
@@ -67,11 +89,8 @@ static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
 	u64 bias = 0;
 	int i;
 
-	for (i = 0; i < la->nr; i++) {
-		if (pc >= la->hit[i].start && pc < la->hit[i].end)
-			break;
-	}
-	if (i == la->nr) {
+	i = sframe_lookup__slot(la, pc);
+	if (i < 0) {
 		addr_location__init(&al);
 		if (thread__find_map(la->thread, PERF_RECORD_MISC_USER, pc, &al)) {
 			dso = map__dso(al.map);
@@ -80,6 +99,9 @@ static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
 			if (dso) {
 				sec = dso__sframe(dso, al.map, pc, &bias);
 				i = la->next++ % SFRAME_LOOKUP_CACHE;
+				if (i < la->nr)
+					map__put(la->hit[i].map);
+				la->hit[i].map = map__get(al.map);
 				la->hit[i].start = map__start(al.map);
 				la->hit[i].end = map__end(al.map);
 				la->hit[i].bias = bias;
@@ -178,16 +200,31 @@ static int sframe__libdw_from(struct thread *thread, struct perf_sample *data,
 	return l.nr;
 }
 
+/*
+ * Name each frame for the callchain.  A frame in a map the walk looked up
+ * borrows that map (the callchain copies what it keeps); only the others,
+ * those libdw unwound, need a full lookup.
+ */
 static int sframe__emit(unwind_entry_cb_t cb, void *arg, struct thread *thread,
-			const u64 *ips, int nr)
+			const struct sframe_lookup_arg *la, const u64 *ips, int nr)
 {
 	int ret = 0;
 
 	for (int i = 0; i < nr && !ret; i++) {
 		int j = callchain_param.order == ORDER_CALLER ? nr - 1 - i : i;
+		int slot = sframe_lookup__slot(la, ips[j]);
 		struct unwind_entry e = { .ip = ips[j] };
 		struct addr_location al;
 
+		if (slot >= 0) {
+			struct map *map = la->hit[slot].map;
+
+			e.ms.thread = thread;
+			e.ms.map = map;
+			e.ms.sym = map__find_symbol(map, map__map_ip(map, ips[j]));
+			ret = cb(&e, arg);
+			continue;
+		}
 		addr_location__init(&al);
 		thread__find_symbol(thread, PERF_RECORD_MISC_USER, ips[j], &al);
 		e.ms.thread = thread__get(al.thread);
@@ -290,12 +327,13 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 		}
 	}
 
-	ret = sframe__emit(cb, arg, thread, ips, nr);
+	ret = sframe__emit(cb, arg, thread, &la, ips, nr);
 	if (!ret)
 		ret = nr;
 	else if (ret != -ENOMEM)
 		ret = nr ? 1 : 0;
 out:
+	sframe_lookup__exit(&la);
 	return ret;
 }
 
@@ -345,6 +383,7 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	stack.size = ustack->size;
 
 	n = sframe__unwind(f, max, &stack, sframe_row, &la, &stop);
+	sframe_lookup__exit(&la);
 	/* No .sframe on the way: the caller's frame pointer walk is as good. */
 	if (!la.used)
 		return 0;
