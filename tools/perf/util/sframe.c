@@ -17,6 +17,7 @@
 #include <elfutils/libdw.h>
 #endif
 #include <linux/compiler.h>
+#include <linux/hash.h>
 #include <linux/zalloc.h>
 
 #include "debug.h"
@@ -766,6 +767,8 @@ struct sframe_load {
 	u64	filesz;
 };
 
+struct sframe_cfi_row;
+
 struct sframe_dso {
 	struct sframe_section	sec;
 	void			*buf;
@@ -779,6 +782,7 @@ struct sframe_dso {
 #ifdef HAVE_LIBDW_SUPPORT
 	struct Dwarf_CFI_s	*cfi;
 #endif
+	struct sframe_cfi_row	*cfi_rows;	/* see dso__cfi_row() */
 };
 
 static struct hashmap *sframe_dsos;
@@ -882,6 +886,7 @@ static void sframe_dso__free(struct sframe_dso *sd)
 		close(sd->fd);
 	sframe__exit(&sd->sec);
 	free(sd->rejected);
+	free(sd->cfi_rows);
 	free(sd->buf);
 	free(sd->loads);
 	free(sd);
@@ -1044,9 +1049,9 @@ static int cfi_rule(Dwarf_Frame *frame, int reg, struct sframe_rule *r)
 	return 0;
 }
 
-int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
+static int sframe_dso__cfi_row(struct sframe_dso *sd, u64 vaddr,
+			       struct sframe_fre *fre)
 {
-	struct sframe_dso *sd = sframe_dso__get(dso);
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr start, end;
 	Dwarf_Op *ops;
@@ -1056,9 +1061,9 @@ int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
 	s64 off;
 	int ret = -ENOENT;
 
-	if (!sd || !sd->cfi || dwarf_cfi_addrframe(sd->cfi, vaddr, &frame))
-		return -ENOENT;
 	memset(fre, 0, sizeof(*fre));
+	if (dwarf_cfi_addrframe(sd->cfi, vaddr, &frame))
+		return -ENOENT;
 	fre->cfi = true;
 	if (dwarf_frame_info(frame, &start, &end, &signal) < 0)
 		goto out;
@@ -1096,6 +1101,43 @@ int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
 out:
 	free(frame);
 	return ret;
+}
+
+/*
+ * libdw finds and interprets the CIE and FDE anew for each address, some
+ * thousands of instructions; the return addresses of the frames outside
+ * .sframe (libc's start code, the callers of a hot libc function) recur in
+ * sample after sample.  Keep the last rows, answers "none" included, by
+ * address.
+ */
+#define SFRAME_CFI_ROWS_BITS	6
+
+struct sframe_cfi_row {
+	u64			vaddr;
+	int			ret;
+	bool			valid;
+	struct sframe_fre	fre;
+};
+
+int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
+{
+	struct sframe_dso *sd = sframe_dso__get(dso);
+	struct sframe_cfi_row *row;
+
+	if (!sd || !sd->cfi)
+		return -ENOENT;
+	if (!sd->cfi_rows)
+		sd->cfi_rows = calloc(1 << SFRAME_CFI_ROWS_BITS, sizeof(*sd->cfi_rows));
+	if (!sd->cfi_rows)
+		return sframe_dso__cfi_row(sd, vaddr, fre);
+	row = &sd->cfi_rows[hash_64(vaddr, SFRAME_CFI_ROWS_BITS)];
+	if (!row->valid || row->vaddr != vaddr) {
+		row->ret = sframe_dso__cfi_row(sd, vaddr, &row->fre);
+		row->vaddr = vaddr;
+		row->valid = true;
+	}
+	*fre = row->fre;
+	return row->ret;
 }
 #else
 int dso__cfi_row(struct dso *dso __maybe_unused, u64 vaddr __maybe_unused,
