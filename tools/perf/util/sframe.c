@@ -43,6 +43,10 @@ unsigned long sframe__nr_invalid;
 #define DW_S390X_RA	14
 #define DW_S390X_SP	15
 
+/*
+ * s390x FREs store the CFA offset less 160 (the least it can be), divided
+ * by 8, in default and flexible FDEs alike.
+ */
 #define S390X_CFA_ADJUST	160
 #define S390X_CFA_ALIGN		8
 
@@ -455,8 +459,10 @@ static void sframe__interpret(const struct sframe_section *sec,
 	if (fde->fde_type == SFRAME_FDE_TYPE_FLEX) {
 		unsigned int i = 2;
 
-		sframe__flex_rule(&fre->cfa, fre_uword(w, sz, 0, sec->swap),
-				  n > 1 ? fre_word(w, sz, 1, sec->swap) : 0);
+		cfa_off = n > 1 ? fre_word(w, sz, 1, sec->swap) : 0;
+		if (sec->abi == SFRAME_ABI_S390X_ENDIAN_BIG)
+			cfa_off = cfa_off * S390X_CFA_ALIGN + S390X_CFA_ADJUST;
+		sframe__flex_rule(&fre->cfa, fre_uword(w, sz, 0, sec->swap), cfa_off);
 		if (fre->cfa.kind == SFRAME_RULE_CFA)	/* CFA from itself? */
 			fre->cfa.kind = SFRAME_RULE_UNDEFINED;
 		/* RA: a zero control word is padding, the ABI default holds. */
@@ -481,7 +487,7 @@ static void sframe__interpret(const struct sframe_section *sec,
 
 	cfa_off = fre_word(w, sz, 0, sec->swap);
 	if (sec->abi == SFRAME_ABI_S390X_ENDIAN_BIG)
-		cfa_off = cfa_off * S390X_CFA_ALIGN - S390X_CFA_ADJUST;
+		cfa_off = cfa_off * S390X_CFA_ALIGN + S390X_CFA_ADJUST;
 	sframe__set_rule(&fre->cfa, SFRAME_RULE_REG, sp_based ? sp : fp, cfa_off);
 
 	switch (sec->abi) {
@@ -502,18 +508,23 @@ static void sframe__interpret(const struct sframe_section *sec,
 		}
 		break;
 	case SFRAME_ABI_S390X_ENDIAN_BIG: {
-		/* RA then FP; a zero RA word pads an FP without RA. */
+		/*
+		 * RA then FP; a zero RA word pads an FP without RA.  v2 only:
+		 * an odd word is a DWARF register number shifted by one (v3
+		 * has flexible FDEs for that).
+		 */
 		s32 ra = n > 1 ? fre_word(w, sz, 1, sec->swap) : 0;
+		bool regs = sec->version == SFRAME_VERSION_2;
 
 		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, DW_S390X_RA, 0);
-		if (ra & 1)	/* v2: a DWARF register number, shifted by one */
+		if (regs && (ra & 1))
 			sframe__set_rule(&fre->ra, SFRAME_RULE_REG, ra >> 1, 0);
 		else if (ra)
 			sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0, ra);
 		if (n > 2) {
 			s32 f = fre_word(w, sz, 2, sec->swap);
 
-			if (f & 1)
+			if (regs && (f & 1))
 				sframe__set_rule(&fre->fp, SFRAME_RULE_REG, f >> 1, 0);
 			else
 				sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0, f);
