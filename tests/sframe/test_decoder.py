@@ -291,5 +291,29 @@ class CrossDecoder(unittest.TestCase):
             # The PLT entry of ext_func: a PCMASK FDE.
             self.assertEqual(sum(f[2] for f in ours), 1)
 
+    def test_s390x_cfa_overflow(self):
+        """A 4-byte s390x CFA word whose offset, scaled back by 8, does not
+        fit 32 bits: the section is rejected, with the reason."""
+        try:
+            path = corpus.cross_build('s390x', 'sid', 3, None)
+        except unittest.SkipTest as e:
+            self.skipTest(str(e))
+        sec, _ = corpus.elf_section(path, '.sframe', self.tmp)
+        with open(sec, 'rb') as f:
+            sframe = f.read()
+        with open(path, 'rb') as f:
+            elf = bytearray(f.read())
+        # sp_4byte's CFA of SP + 1048736, stored as (1048736 - 160) / 8.
+        word = struct.pack('>i', (1048736 - 160) // 8)
+        pos = elf.index(sframe) + sframe.index(word)
+        self.assertEqual(sframe.count(word), 1)
+        elf[pos:pos + 4] = struct.pack('>i', 0x7fffffff)
+        bad = os.path.join(self.tmp, 'cfa-overflow.so')
+        with open(bad, 'wb') as f:
+            f.write(elf)
+        r = common.run([common.PERF, 'sframe', 'dump', bad], check=False)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn('s390x CFA offset out of range', r.stderr)
+
 if __name__ == '__main__':
     unittest.main()
