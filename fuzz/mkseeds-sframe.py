@@ -8,38 +8,48 @@ Each seed is what the target reads: the section's address, a PC inside
 `main` (or the first function symbol), an SP, all 8 bytes little-endian,
 then the .sframe section's bytes.  The ELF files come from the corpus that
 tests/sframe/corpus.py builds (binutils 2.40, 2.44 and 2.47: SFrame v1, v2,
-v3), so the seeds cover every version the decoder reads.
+v3), so the seeds cover every version the decoder reads, and from its cross
+corpus (AArch64 of both byte orders, s390x), for every ABI.
 """
 import os
 import struct
-import subprocess
 import sys
-import tempfile
 
 SP = 0x7ffc_0000_1000
 
 
-def section_addr(elf):
-    out = subprocess.run(['readelf', '-SW', elf], stdout=subprocess.PIPE,
-                         text=True, check=True).stdout
-    for line in out.splitlines():
-        f = line.replace('[ ', '[').split()
-        if len(f) > 3 and f[1] == '.sframe':
-            return int(f[3], 16)
-    raise SystemExit('%s: no .sframe' % elf)
+def read_elf(path):
+    """(.sframe bytes, its address, {function name: address}) of ELF64
+    PATH, read here: the host's binutils know neither s390x nor big-endian
+    AArch64."""
+    with open(path, 'rb') as f:
+        elf = f.read()
+    e = '<' if elf[5] == 1 else '>'
+    shoff, = struct.unpack_from(e + 'Q', elf, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from(e + 'HHH', elf, 0x3a)
+    # name, type, flags, addr, offset, size, link, info, align, entsize
+    shdrs = [struct.unpack_from(e + 'IIQQQQIIQQ', elf, shoff + i * shentsize)
+             for i in range(shnum)]
 
-
-def function_pc(elf):
-    out = subprocess.run(['nm', '--defined-only', elf], stdout=subprocess.PIPE,
-                         text=True, check=True).stdout
+    def string(table, off):
+        pos = shdrs[table][4] + off
+        return elf[pos:elf.index(b'\0', pos)].decode()
+    sec = addr = None
     funcs = {}
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) == 3 and f[1] in 'Tt':
-            funcs[f[2]] = int(f[0], 16)
+    for sh in shdrs:
+        if string(shstrndx, sh[0]) == '.sframe':
+            sec, addr = elf[sh[4]:sh[4] + sh[5]], sh[3]
+        if sh[1] == 2:		# SHT_SYMTAB
+            for off in range(sh[4], sh[4] + sh[5], sh[9]):
+                name, info, _, shndx, value, _ = struct.unpack_from(
+                    e + 'IBBHQQ', elf, off)
+                if info & 0xf == 2 and shndx:	# defined STT_FUNC
+                    funcs[string(sh[6], name)] = value
+    if sec is None:
+        raise SystemExit('%s: no .sframe' % path)
     if not funcs:
-        raise SystemExit('%s: no function symbols' % elf)
-    return funcs.get('main', min(funcs.values())) + 4
+        raise SystemExit('%s: no function symbols' % path)
+    return sec, addr, funcs
 
 
 def main():
@@ -49,11 +59,9 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     for arg in sys.argv[2:]:
         name, elf = arg.split('=', 1)
-        with tempfile.NamedTemporaryFile() as t:
-            subprocess.run(['objcopy', '-O', 'binary', '--only-section=.sframe',
-                            elf, t.name], check=True)
-            sec = t.read()
-        hdr = struct.pack('<3Q', section_addr(elf), function_pc(elf), SP)
+        sec, addr, funcs = read_elf(elf)
+        pc = funcs.get('main', min(funcs.values())) + 4
+        hdr = struct.pack('<3Q', addr, pc, SP)
         with open(os.path.join(outdir, name), 'wb') as f:
             f.write(hdr + sec)
         print('%s: %d bytes' % (name, len(hdr) + len(sec)))

@@ -7,6 +7,7 @@ here, once per source change, under $CACHE_DIR/sframe-corpus."""
 import hashlib
 import os
 import shutil
+import struct
 import subprocess
 import unittest
 
@@ -106,3 +107,79 @@ def section(path, tmpdir):
         if len(f) > 3 and f[1] == '.sframe':
             return out, int(f[3], 16)
     raise AssertionError('%s: no .sframe' % path)
+
+
+# Cross corpus: hand-written assembly of other ABIs, assembled with
+# --gsframe by Debian's cross binutils and linked with -shared.  s390x
+# SFrame came with binutils 2.45: 2.40 and 2.44 reject it ("not supported
+# for target"), and sid's 2.47 writes only v3, so s390x has v3 alone.
+CROSS_SRC = os.path.join(HERE, 'cross')
+# (arch, suite, SFrame version, byte orders)
+CROSS = (('aarch64', 'bookworm', 1, ('EL', 'EB')),
+         ('aarch64', 'trixie', 2, ('EL', 'EB')),
+         ('aarch64', 'sid', 3, ('EL', 'EB')),
+         ('s390x', 'sid', 3, (None,)))
+
+
+def cross_toolchain(suite, arch):
+    """Folder of as/ld/readelf wrappers for SUITE's ARCH cross binutils;
+    SkipTest if the packages cannot be fetched."""
+    dest = os.path.join(TC, 'cross-%s-%s' % (suite, arch))
+    r = subprocess.run([os.path.join(HERE, 'cross.sh'), suite, arch, dest],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    if r.returncode:
+        raise unittest.SkipTest('no %s %s cross binutils: %s' %
+                                (suite, arch, r.stdout[-500:]))
+    return dest
+
+
+def cross_name(arch, version, endian):
+    return '%s-v%d%s.so' % (arch, version, '-be' if endian == 'EB' else '')
+
+
+def cross_build(arch, suite, version, endian):
+    """Path of the shared object of ARCH's assembly file, built once per
+    source change under $CACHE_DIR/sframe-cross."""
+    h = hashlib.sha256()
+    for path in (os.path.join(CROSS_SRC, arch + '.s'),
+                 os.path.join(HERE, 'cross.sh')):
+        with open(path, 'rb') as f:
+            h.update(f.read())
+    out = os.path.join(CACHE, 'sframe-cross', h.hexdigest()[:16],
+                       cross_name(arch, version, endian))
+    if os.path.exists(out):
+        return out
+    tc = os.path.join(cross_toolchain(suite, arch), 'bin')
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    flags = ['-' + endian] if endian else []
+    obj = out + '.o'
+    _run([os.path.join(tc, 'as'), '--gsframe'] + flags +
+         ['-o', obj, os.path.join(CROSS_SRC, arch + '.s')])
+    _run([os.path.join(tc, 'ld')] + flags + ['-shared', '-o', out + '.tmp', obj])
+    os.rename(out + '.tmp', out)
+    return out
+
+
+def elf_section(path, name, tmpdir):
+    """(file holding section NAME of ELF64 PATH, its address), in any byte
+    order: the host's objcopy does not know every machine."""
+    with open(path, 'rb') as f:
+        elf = f.read()
+    e = '<' if elf[5] == 1 else '>'
+    shoff, = struct.unpack_from(e + 'Q', elf, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from(e + 'HHH', elf, 0x3a)
+
+    def shdr(i):
+        # name, type, flags, addr, offset, size
+        return struct.unpack_from(e + 'IIQQQQ', elf, shoff + i * shentsize)
+    strtab = shdr(shstrndx)
+    for i in range(shnum):
+        sh = shdr(i)
+        pos = strtab[4] + sh[0]
+        if elf[pos:elf.index(b'\0', pos)].decode() == name:
+            out = os.path.join(tmpdir, os.path.basename(path) + name)
+            with open(out, 'wb') as f:
+                f.write(elf[sh[4]:sh[4] + sh[5]])
+            return out, sh[3]
+    raise AssertionError('%s: no %s' % (path, name))

@@ -13,33 +13,52 @@ import unittest
 import common
 import corpus
 
-FUNC = re.compile(r'^\s*func idx \[(\d+)\]: pc = (0x[0-9a-f]+), size = (\d+) bytes')
-ROW = re.compile(r'^\s*([0-9a-f]{16})\s+(\S+)\s+(\S+)\s+(\S+)\s*$')
+FUNC = re.compile(r'^\s*func idx \[(\d+)\]: pc = (0x[0-9a-f]+), size = (\d+) bytes(.*)$')
+ROW = re.compile(r'^\s*([0-9a-f]{16})\s+(\S.*?)\s*$')
+# One rule: readelf pads columns to 10 characters, so a long CFA rule runs
+# into the FP rule ("sp+1048592c-16").
+RULE = re.compile(r'\((?:sp|fp|r\d+|c)[-+]\d+\)|(?:sp|fp|r\d+|c)[-+]\d+|[uUf]')
 
 
 def parse(text, v1_ra_undefined=False):
-    """[(func line fields, [(start, cfa, fp, ra)])] from a dump.  RA: 'f'
-    (the header's fixed offset, here CFA-8) is written c-8."""
+    """[[start, size, mask, attrs, pauth B key, [(start, cfa, fp, ra)]]] from
+    a dump of perf, the oracle or readelf.  RA: 'f' (the header's fixed
+    offset, here CFA-8) is written c-8; 'U' (s390x padding: RA not saved)
+    is 'u', unchanged; '[s]' follows a signed RA.  A row without data words
+    is ('u', 'u', 'u')."""
     out = []
     for line in text.splitlines():
         m = FUNC.match(line)
         if m:
+            rest = m.group(4)
             # The oracle says MASK on this line, readelf and perf in the
             # row header.
-            mask = 'MASK' in line
-            out.append([int(m.group(2), 16), int(m.group(3)), mask, []])
+            attr = re.search(r'attr = "(\w*)"', rest)
+            out.append([int(m.group(2), 16), int(m.group(3)), 'MASK' in rest,
+                        attr.group(1) if attr else '', 'B key' in rest, []])
             continue
         if 'STARTPC[m]' in line and out:
             out[-1][2] = True
             continue
         m = ROW.match(line)
-        if m and out:
-            start, cfa, fp, ra = m.groups()
-            ra = ra.replace('[s]', '')
-            if ra == 'f' or (v1_ra_undefined and ra == 'u' and cfa != 'u'):
-                ra = 'c-8'
-            fp = 'u' if fp == 'f' else fp
-            out[-1][3].append((int(start, 16), cfa, fp, ra))
+        if not m or not out:
+            continue
+        if m.group(2) == 'RA undefined':
+            out[-1][5].append((int(m.group(1), 16), 'u', 'u', 'u'))
+            continue
+        rest = m.group(2)
+        signed = rest.endswith('[s]')
+        body = rest[:-3] if signed else rest
+        rules = RULE.findall(body)
+        if len(rules) != 3 or ''.join(rules) != re.sub(r'\s', '', body):
+            raise AssertionError('cannot read row %r' % line)
+        cfa, fp, ra = rules
+        if ra == 'f' or (v1_ra_undefined and ra == 'u' and cfa != 'u'):
+            ra = 'c-8'
+        ra = 'u' if ra == 'U' else ra
+        fp = 'u' if fp == 'f' else fp
+        out[-1][5].append((int(m.group(1), 16), cfa, fp,
+                           ra + ('[s]' if signed else '')))
     return out
 
 
@@ -154,6 +173,152 @@ class Decoder(unittest.TestCase):
                 self.assertNotEqual(r.returncode, 0)
                 self.assertIn(why, r.stderr)
 
+
+class CrossDecoder(unittest.TestCase):
+    """AArch64 (both byte orders, PAuth) and s390x sections from Debian's
+    cross binutils: every FDE and row of perf sframe dump against libsframe
+    of the same SFrame version and the cross readelf --sframe."""
+    @classmethod
+    def setUpClass(cls):
+        common.need(common.PERF)
+        cls.dir = corpus.build()
+        cls.tmp = tempfile.mkdtemp(prefix='sframe-cross-')
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def dumps(self, arch, suite, version, endian):
+        """Our dump, and ours, the oracle's and readelf's parsed, and the
+        rows of each function by name."""
+        path = corpus.cross_build(arch, suite, version, endian)
+        out = common.run([common.PERF, 'sframe', 'dump', path]).stdout
+        sec, addr = corpus.elf_section(path, '.sframe', self.tmp)
+        oracle = common.run([os.path.join(self.dir, 'v%d' % version, 'oracle'),
+                             sec, hex(addr)]).stdout
+        readelf = os.path.join(corpus.TC, 'cross-%s-%s' % (suite, arch),
+                               'bin', 'readelf')
+        theirs = common.run([readelf, '--sframe', path]).stdout
+        ours = parse(out)
+        syms = {}
+        for line in common.run([readelf, '-sW', path]).stdout.splitlines():
+            f = line.split()
+            if len(f) == 8 and f[3] == 'FUNC':
+                syms[int(f[1], 16)] = f[7]
+        funcs = {syms[f[0]]: f for f in ours if f[0] in syms}
+        return out, ours, parse(oracle), parse(theirs), funcs
+
+    def each(self):
+        for arch, suite, version, endians in corpus.CROSS:
+            for endian in endians:
+                with self.subTest(arch=arch, version=version, endian=endian):
+                    try:
+                        yield (arch, version, endian) + \
+                            self.dumps(arch, suite, version, endian)
+                    except unittest.SkipTest as e:
+                        self.skipTest(str(e))
+
+    def test_same_rows(self):
+        for arch, version, endian, out, ours, oracle, readelf, _ in self.each():
+            m = re.search(r'Num FDEs: (\d+)\n\s*Num FREs: (\d+)', out)
+            self.assertEqual(len(ours), int(m.group(1)))
+            self.assertEqual(sum(len(f[5]) for f in ours), int(m.group(2)))
+            self.assertGreaterEqual(len(ours), 8)
+            self.assertEqual(ours, oracle)
+            self.assertEqual(ours, readelf)
+            self.assertIn('Version: %d' % version, out)
+            self.assertIn('big endian' if endian != 'EL' else 'little endian',
+                          out)
+            print('%s v%d %s: %d FDEs, %d FREs, same as libsframe and readelf'
+                  % (arch, version, endian or '', len(ours),
+                     sum(len(f[5]) for f in ours)))
+
+    @staticmethod
+    def rows(fde):
+        return [r[1:] for r in fde[5]]
+
+    def test_aarch64_shapes(self):
+        for arch, version, endian, _, ours, _, _, fn in self.each():
+            if arch != 'aarch64':
+                continue
+            self.assertEqual(self.rows(fn['leaf']), [('sp+0', 'u', 'u')])
+            # Frame record, then CFA from x29.
+            self.assertEqual(self.rows(fn['fp_based']),
+                             [('sp+0', 'u', 'u'), ('sp+32', 'c-32', 'c-24'),
+                              ('fp+32', 'c-32', 'c-24'), ('sp+0', 'u', 'u')])
+            # 2- and 4-byte data words.
+            self.assertIn(('sp+4096', 'c-3600', 'c-3592'),
+                          self.rows(fn['sp_2byte']))
+            self.assertIn(('sp+1048592', 'c-16', 'c-8'),
+                          self.rows(fn['sp_4byte']))
+            self.assertIn(('sp+16', 'u', 'c-16'), self.rows(fn['ra_only']))
+            # 4-byte FRE start addresses.
+            body = fn['long_body']
+            self.assertEqual(len(body[5]), 5)
+            self.assertGreater(body[5][3][0] - body[0], 65535)
+            # PAuth: the RA is signed from paciasp to autiasp; B key.
+            self.assertEqual(self.rows(fn['pauth_a']),
+                             [('sp+0', 'u', 'u'), ('sp+0', 'u', 'u[s]'),
+                              ('sp+16', 'c-16', 'c-8[s]'),
+                              ('sp+0', 'u', 'u[s]'), ('sp+0', 'u', 'u')])
+            self.assertEqual([fn['pauth_a'][4], fn['pauth_b'][4]],
+                             [False, True])
+            self.assertIn(('fp+32', 'c-32', 'c-24[s]'),
+                          self.rows(fn['pauth_b']))
+            # .cfi_undefined x30 and .cfi_signal_frame: v3 only.
+            self.assertEqual(self.rows(fn['outermost']) == [('u', 'u', 'u')],
+                             version == 3)
+            self.assertEqual(fn['sigframe'][3], 'S' if version == 3 else '')
+
+    def test_s390x_shapes(self):
+        for arch, version, endian, out, ours, _, _, fn in self.each():
+            if arch != 's390x':
+                continue
+            self.assertIn('S390X (big endian)', out)
+            # The CFA is SP + 160 on entry; the usual prologue, CFA from r11.
+            self.assertEqual(self.rows(fn['leaf']), [('sp+160', 'u', 'u')])
+            self.assertEqual(self.rows(fn['fp_based']),
+                             [('sp+160', 'u', 'u'), ('sp+160', 'c-72', 'c-48'),
+                              ('sp+320', 'c-72', 'c-48'),
+                              ('fp+320', 'c-72', 'c-48'),
+                              ('sp+160', 'u', 'u')])
+            self.assertIn(('sp+4256', 'u', 'c-48'), self.rows(fn['sp_2byte']))
+            self.assertIn(('sp+1048736', 'c-72', 'c-48'),
+                          self.rows(fn['sp_4byte']))
+            # FP saved without RA: the RA word is padding.
+            self.assertIn(('sp+160', 'c-72', 'u'), self.rows(fn['fp_only']))
+            # RA and FP kept in FPRs (DWARF 16, 17): a flexible FDE.
+            self.assertEqual(fn['in_fprs'][3], 'F')
+            self.assertIn(('sp+160', 'r17+0', 'r16+0'), self.rows(fn['in_fprs']))
+            self.assertEqual(self.rows(fn['outermost']), [('u', 'u', 'u')])
+            body = fn['long_body']
+            self.assertGreater(body[5][3][0] - body[0], 65535)
+            # The PLT entry of ext_func: a PCMASK FDE.
+            self.assertEqual(sum(f[2] for f in ours), 1)
+
+    def test_s390x_cfa_overflow(self):
+        """A 4-byte s390x CFA word whose offset, scaled back by 8, does not
+        fit 32 bits: the section is rejected, with the reason."""
+        try:
+            path = corpus.cross_build('s390x', 'sid', 3, None)
+        except unittest.SkipTest as e:
+            self.skipTest(str(e))
+        sec, _ = corpus.elf_section(path, '.sframe', self.tmp)
+        with open(sec, 'rb') as f:
+            sframe = f.read()
+        with open(path, 'rb') as f:
+            elf = bytearray(f.read())
+        # sp_4byte's CFA of SP + 1048736, stored as (1048736 - 160) / 8.
+        word = struct.pack('>i', (1048736 - 160) // 8)
+        pos = elf.index(sframe) + sframe.index(word)
+        self.assertEqual(sframe.count(word), 1)
+        elf[pos:pos + 4] = struct.pack('>i', 0x7fffffff)
+        bad = os.path.join(self.tmp, 'cfa-overflow.so')
+        with open(bad, 'wb') as f:
+            f.write(elf)
+        r = common.run([common.PERF, 'sframe', 'dump', bad], check=False)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn('s390x CFA offset out of range', r.stderr)
 
 if __name__ == '__main__':
     unittest.main()

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The man pages this area touches build with asciidoc and xmlto."""
 import os
+import re
 import shutil
 import tempfile
 import unittest
@@ -9,7 +10,7 @@ import common
 from common import TREE, run
 
 PAGES = ['perf-record', 'perf-report', 'perf-script', 'perf-script-python',
-         'perf-inject', 'perf-top', 'perf-config']
+         'perf-inject', 'perf-top', 'perf-config', 'perf-sframe']
 DOC = os.path.join(TREE, 'tools', 'perf', 'Documentation')
 
 
@@ -33,8 +34,38 @@ class ManPages(unittest.TestCase):
                 self.assertIn('merge\\-callchains', f.read())
             with open(os.path.join(out, 'perf-config.1')) as f:
                 self.assertIn('defer\\-window', f.read())
+            for page in ('perf-report', 'perf-script', 'perf-inject',
+                         'perf-config'):
+                with open(os.path.join(out, page + '.1')) as f:
+                    text = f.read()
+                self.assertIn('sframe\\-only', text, page)
+            self.sframe_page(out, env)
         finally:
             shutil.rmtree(out, ignore_errors=True)
+
+    def sframe_page(self, out, env):
+        """perf help sframe shows the page, and the page has the usage and
+        every option perf sframe -h lists."""
+        man = os.path.join(out, 'man', 'man1')
+        os.makedirs(man)
+        shutil.copy(os.path.join(out, 'perf-sframe.1'), man)
+        env = dict(env, MANPATH=os.path.join(out, 'man'), MANPAGER='cat',
+                   PAGER='cat', MANWIDTH='80', HOME=out)
+        page = run([common.PERF, 'help', 'sframe'], env=env).stdout
+        page = re.sub(r'.\x08', '', page).replace('\u2010', '-')
+        self.assertIn('perf-sframe - Show how perf reads the SFrame', page)
+        usage = run([common.PERF, 'sframe', '-h'], check=False)
+        usage = usage.stdout + usage.stderr
+        self.assertIn('perf sframe dump [<options>] <file>...', usage)
+        self.assertIn('perf sframe dump [<options>] <file>...', page)
+        opts = re.findall(r'^\s+(-\w), (--[\w-]+)', usage, re.M)
+        self.assertTrue(opts, usage)
+        for short, long in opts:
+            self.assertRegex(page, r'(?m)^\s*%s\s*,\s*%s' % (short, long))
+        # And the page documents no option perf sframe lacks.
+        options = page[page.index('\nOPTIONS'):page.index('\nEXIT STATUS')]
+        documented = re.findall(r'(?m)^\s+(?:-\w, )?(--[\w-]+)\s*$', options)
+        self.assertEqual(sorted(documented), sorted(o[1] for o in opts))
 
 
 if __name__ == '__main__':

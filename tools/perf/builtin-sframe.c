@@ -109,10 +109,17 @@ static void dump_fdes(const struct sframe_section *sec)
 		const struct sframe_fde *fde = &sec->fdes[i];
 		bool mask = fde->pc_type == SFRAME_PC_TYPE_MASK;
 
-		printf("\n    func idx [%u]: pc = %#" PRIx64 ", size = %u bytes%s%s%s\n",
+		bool flex = fde->fde_type == SFRAME_FDE_TYPE_FLEX;
+		bool aarch64 = sec->abi == SFRAME_ABI_AARCH64_ENDIAN_BIG ||
+			       sec->abi == SFRAME_ABI_AARCH64_ENDIAN_LITTLE;
+
+		/* As readelf: attr S signal frame, F flexible FDE. */
+		printf("\n    func idx [%u]: pc = %#" PRIx64 ", size = %u bytes%s%s%s%s%s%s\n",
 		       i, fde->start, fde->size, mask ? ", pctype = MASK" : "",
-		       fde->signal ? ", signal" : "",
-		       fde->fde_type == SFRAME_FDE_TYPE_FLEX ? ", flex" : "");
+		       fde->signal || flex ? ", attr = \"" : "",
+		       fde->signal ? "S" : "", flex ? "F" : "",
+		       fde->signal || flex ? "\"" : "",
+		       aarch64 && fde->pauth_key ? ", pauth = B key" : "");
 		printf("    STARTPC%s         CFA       FP        RA\n",
 		       mask ? "[m]" : "");
 		for (u32 j = 0; j < fde->nr_fres; j++) {
@@ -121,12 +128,18 @@ static void dump_fdes(const struct sframe_section *sec)
 
 			if (sframe__get_fre(sec, i, j, &fre))
 				break;
+			/* No data words: the outermost frame. */
+			if (!((fre.info >> 1) & 0xf)) {
+				printf("    %016" PRIx64 "  RA undefined\n", fre.start);
+				continue;
+			}
 			rule_str(sec, &fre.cfa, false, cfa, sizeof(cfa));
 			rule_str(sec, &fre.fp, fre.fp_fixed, fp, sizeof(fp));
 			rule_str(sec, &fre.ra, fre.ra_fixed, ra, sizeof(ra));
 			if (fre.ra_mangled)
 				strcat(ra, "[s]");
-			printf("    %016" PRIx64 "  %-10s%-10s%-10s\n",
+			/* readelf's columns, but never run together */
+			printf("    %016" PRIx64 "  %-9s %-9s %-9s\n",
 			       fre.start, cfa, fp, ra);
 		}
 	}

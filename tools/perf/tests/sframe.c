@@ -118,7 +118,7 @@ static size_t build(u8 *buf, int version, bool pcrel, u8 abi)
 				continue;
 			/* s390x stores the CFA offset less 160, divided by 8 */
 			buf[fres + off++] = abi == SFRAME_ABI_S390X_ENDIAN_BIG ?
-					    (f->w[0] + 160) / 8 : f->w[0];
+					    (f->w[0] - 160) / 8 : f->w[0];
 			if (nw == 3)
 				buf[fres + off++] = -8;
 			if (nw > 1)

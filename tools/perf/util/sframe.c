@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,6 +45,10 @@ unsigned long sframe__nr_invalid;
 #define DW_S390X_RA	14
 #define DW_S390X_SP	15
 
+/*
+ * s390x FREs store the CFA offset less 160 (the least it can be), divided
+ * by 8, in default and flexible FDEs alike.
+ */
 #define S390X_CFA_ADJUST	160
 #define S390X_CFA_ALIGN		8
 
@@ -146,6 +151,16 @@ static int fde_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/* Whether an s390x CFA word, scaled back, fits the s32 of a rule. */
+static bool s390x_cfa_fits(const u8 *w, unsigned int size, unsigned int i,
+			   bool swap)
+{
+	s64 off = (s64)fre_word(w, size, i, swap) * S390X_CFA_ALIGN +
+		  S390X_CFA_ADJUST;
+
+	return off >= INT32_MIN && off <= INT32_MAX;
+}
+
 /* Check every FRE of @fde lies inside the FRE sub-section and is sane. */
 static const char *sframe__check_fres(const struct sframe_section *sec,
 				      const struct sframe_fde *fde)
@@ -155,9 +170,10 @@ static const char *sframe__check_fres(const struct sframe_section *sec,
 	u64 prev = 0;
 
 	for (u32 i = 0; i < fde->nr_fres; i++) {
+		unsigned int n, cfa = fde->fde_type == SFRAME_FDE_TYPE_FLEX;
+		const u8 *w;
 		u64 start;
 		u8 info;
-		unsigned int n;
 
 		if (off + asz + 1 > sec->fre_len)
 			return "FRE beyond the FRE sub-section";
@@ -173,9 +189,13 @@ static const char *sframe__check_fres(const struct sframe_section *sec,
 		n = fre_word_count(info);
 		if (n > fre_max_words(sec, fde->fde_type))
 			return "FRE has too many data words";
+		w = sec->fres + off + asz + 1;
 		off += asz + 1 + (u64)n * fre_word_size(info);
 		if (off > sec->fre_len)
 			return "FRE data words beyond the FRE sub-section";
+		if (sec->abi == SFRAME_ABI_S390X_ENDIAN_BIG && n > cfa &&
+		    !s390x_cfa_fits(w, fre_word_size(info), cfa, sec->swap))
+			return "s390x CFA offset out of range";
 		if (i && start <= prev)
 			return "FRE start addresses not ascending";
 		/* binutils PR libsframe/33131: start == size is seen in the wild */
@@ -456,8 +476,10 @@ static void sframe__interpret(const struct sframe_section *sec,
 	if (fde->fde_type == SFRAME_FDE_TYPE_FLEX) {
 		unsigned int i = 2;
 
-		sframe__flex_rule(&fre->cfa, fre_uword(w, sz, 0, sec->swap),
-				  n > 1 ? fre_word(w, sz, 1, sec->swap) : 0);
+		cfa_off = n > 1 ? fre_word(w, sz, 1, sec->swap) : 0;
+		if (sec->abi == SFRAME_ABI_S390X_ENDIAN_BIG)
+			cfa_off = (s64)cfa_off * S390X_CFA_ALIGN + S390X_CFA_ADJUST;
+		sframe__flex_rule(&fre->cfa, fre_uword(w, sz, 0, sec->swap), cfa_off);
 		if (fre->cfa.kind == SFRAME_RULE_CFA)	/* CFA from itself? */
 			fre->cfa.kind = SFRAME_RULE_UNDEFINED;
 		/* RA: a zero control word is padding, the ABI default holds. */
@@ -482,7 +504,7 @@ static void sframe__interpret(const struct sframe_section *sec,
 
 	cfa_off = fre_word(w, sz, 0, sec->swap);
 	if (sec->abi == SFRAME_ABI_S390X_ENDIAN_BIG)
-		cfa_off = cfa_off * S390X_CFA_ALIGN - S390X_CFA_ADJUST;
+		cfa_off = (s64)cfa_off * S390X_CFA_ALIGN + S390X_CFA_ADJUST;
 	sframe__set_rule(&fre->cfa, SFRAME_RULE_REG, sp_based ? sp : fp, cfa_off);
 
 	switch (sec->abi) {
@@ -503,18 +525,23 @@ static void sframe__interpret(const struct sframe_section *sec,
 		}
 		break;
 	case SFRAME_ABI_S390X_ENDIAN_BIG: {
-		/* RA then FP; a zero RA word pads an FP without RA. */
+		/*
+		 * RA then FP; a zero RA word pads an FP without RA.  v2 only:
+		 * an odd word is a DWARF register number shifted by one (v3
+		 * has flexible FDEs for that).
+		 */
 		s32 ra = n > 1 ? fre_word(w, sz, 1, sec->swap) : 0;
+		bool regs = sec->version == SFRAME_VERSION_2;
 
 		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, DW_S390X_RA, 0);
-		if (ra & 1)	/* v2: a DWARF register number, shifted by one */
+		if (regs && (ra & 1))
 			sframe__set_rule(&fre->ra, SFRAME_RULE_REG, ra >> 1, 0);
 		else if (ra)
 			sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0, ra);
 		if (n > 2) {
 			s32 f = fre_word(w, sz, 2, sec->swap);
 
-			if (f & 1)
+			if (regs && (f & 1))
 				sframe__set_rule(&fre->fp, SFRAME_RULE_REG, f >> 1, 0);
 			else
 				sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0, f);
