@@ -25,6 +25,13 @@ from test_unwind import chains                  # noqa: E402
 CASES = ((3, 'pie'), (2, 'nopie'))
 
 
+def prefix(short, chain):
+    """@short's frames begin @chain (libdw moves callers' PCs back into the
+    call: one byte apart)."""
+    return len(short) <= len(chain) and all(
+        a[1] == b[1] and b[0] - a[0] in (0, 1) for a, b in zip(short, chain))
+
+
 class SFrameFallback(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -33,14 +40,9 @@ class SFrameFallback(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix='sframe-defer-')
         cls.cases = {}
         for v, var in CASES:
-            dwarf = os.path.join(cls.tmp, 'v%d-%s.dwarf' % (v, var))
-            r = common.run([common.PERF, 'record', '-q', '-e', 'cpu-clock:u',
-                            '-F', '2000', '--call-graph', 'dwarf,32768',
-                            '-o', dwarf, '--',
-                            os.path.join(cls.dir, 'v%d' % v, var), '300'],
-                           check=False)
-            if r.returncode:
-                raise unittest.SkipTest('perf record failed: ' + r.stderr[-500:])
+            dwarf = corpus.record_dwarf(os.path.join(cls.dir, 'v%d' % v, var),
+                                        os.path.join(cls.tmp, 'v%d-%s.dwarf' % (v, var)),
+                                        300, 32768)
             defer = os.path.join(cls.tmp, 'v%d-%s.defer' % (v, var))
             snaps = pd.dwarf_to_deferred(dwarf, defer)
             cls.cases[(v, var)] = (dwarf, defer, snaps)
@@ -74,12 +76,18 @@ class SFrameFallback(unittest.TestCase):
                 self.assertGreater(st['fell back (sframe)'], len(ours) * 0.95, st)
                 self.assertIn('fell back to frame pointers, %d to SFrame' %
                               st['fell back (sframe)'], err)
-                same = 0
+                same = further = 0
                 for o, d in zip(ours, libdw):
-                    same += len(o) == len(d) and all(
-                        a[1] == b[1] and a[0] - b[0] in (0, 1) for a, b in zip(o, d))
-                self.assertGreaterEqual(same, st['fell back (sframe)'],
-                                        (same, st))
+                    if len(o) == len(d) and prefix(d, o):
+                        same += 1
+                    elif len(o) > len(d) and prefix(d, o):
+                        further += 1
+                # Further: a PC in an epilogue after "pop %rbp", where libdw
+                # cannot read the FP slot the CFI still names and stops
+                # short; SFrame keeps the register (tests/sframe/test_unwind).
+                self.assertLess(further, len(ours) // 20, (same, further, st))
+                self.assertGreaterEqual(same + further, st['fell back (sframe)'],
+                                        (same, further, st))
 
     def test_more_than_frame_pointers(self):
         """Frame pointers alone (the fallback without SFrame, replayed on the
@@ -103,7 +111,12 @@ class SFrameFallback(unittest.TestCase):
         dwarf, defer, snaps = self.cases[CASES[0]]
         ours, _ = self.script(defer)
         libdw, _ = self.script(dwarf, '--unwind-style', 'libdw')
-        self.assertLessEqual(sum(map(len, ours)), sum(map(len, libdw)))
+        self.assertEqual(len(ours), len(libdw))
+        # Appended frames made every chain longer than libdw's; only the
+        # few samples where libdw stops short in an epilogue may be.
+        longer = [i for i, (o, d) in enumerate(zip(ours, libdw)) if len(o) > len(d)]
+        self.assertLess(len(longer), len(ours) // 20, longer[:5])
+        self.assertLessEqual(max(map(len, ours)), max(map(len, libdw)))
 
     def test_stats_block(self):
         dwarf, defer, snaps = self.cases[CASES[0]]

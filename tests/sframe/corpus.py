@@ -183,3 +183,14 @@ def elf_section(path, name, tmpdir):
                 f.write(elf[sh[4]:sh[4] + sh[5]])
             return out, sh[3]
     raise AssertionError('%s: no %s' % (path, name))
+
+
+def record_dwarf(binary, out, ms, stack_size, freq=2000):
+    """perf record --call-graph dwarf of a corpus binary running for @ms of
+    CPU into @out; unittest.SkipTest if perf may not record here."""
+    r = common.run([common.PERF, 'record', '-q', '-e', 'cpu-clock:u',
+                    '-F', str(freq), '--call-graph', 'dwarf,%d' % stack_size,
+                    '-o', out, '--', binary, str(ms)], check=False)
+    if r.returncode:
+        raise unittest.SkipTest('perf record failed: ' + r.stderr[-500:])
+    return out

@@ -45,14 +45,8 @@ class Unwind(unittest.TestCase):
         cls.data = {}
         for v, var in CASES:
             out = os.path.join(cls.tmp, 'v%d-%s.data' % (v, var))
-            r = common.run([common.PERF, 'record', '-q', '-e', 'cpu-clock:u',
-                            '-F', '2000', '--call-graph', 'dwarf,16384',
-                            '-o', out, '--',
-                            os.path.join(cls.dir, 'v%d' % v, var), '400'],
-                           check=False)
-            if r.returncode:
-                raise unittest.SkipTest('perf record failed: ' + r.stderr[-500:])
-            cls.data[(v, var)] = out
+            cls.data[(v, var)] = corpus.record_dwarf(
+                os.path.join(cls.dir, 'v%d' % v, var), out, 400, 16384)
 
     @classmethod
     def tearDownClass(cls):
