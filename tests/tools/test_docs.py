@@ -66,6 +66,10 @@ class ManPages(unittest.TestCase):
         options = page[page.index('\nOPTIONS'):page.index('\nEXIT STATUS')]
         documented = re.findall(r'(?m)^\s+(?:-\w, )?(--[\w-]+)\s*$', options)
         self.assertEqual(sorted(documented), sorted(o[1] for o in opts))
+        # perf alone lists it among the common commands, as the page names it.
+        cmds = run([common.PERF], check=False)
+        self.assertRegex(cmds.stdout + cmds.stderr,
+                         r'(?m)^\s+sframe\s+Show how perf reads the SFrame sections')
 
 
 if __name__ == '__main__':
