@@ -261,9 +261,11 @@ class Checks:
             self.assertGreaterEqual(ok, 0.99 * len(lst), e)
         self.check_recursion('two-defer')
         st = self.stats('two-defer')
-        # One record per cookie, whatever the number of events.
+        # One record per cookie, whatever the number of events; the kernel
+        # may write one again after a FINISHED_ROUND, an exact duplicate
+        # the stitcher counts apart.
         _, records, of_sample = self.cookies('two-defer')
-        self.assertEqual(records, st['deferred records'])
+        self.assertEqual(records, st['deferred records'] + st['duplicate records'])
         # Samples of both events share cookies, and then get the same stack.
         by_cookie = {}
         for s in ss:
