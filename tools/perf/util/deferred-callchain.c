@@ -292,36 +292,24 @@ static size_t dc__walk_snapshot(struct deferred_callchain *dc, struct perf_sampl
 {
 	struct regs_dump *regs = sample->user_regs;
 	struct stack_dump *stack = &sample->user_stack;
-	u64 ip, sp, bp, n = 0;
+	struct sframe_stack st;
+	u64 ip, bp;
 
 	if (!regs || !regs->regs || !stack->size || !stack->data || !sample->evsel)
 		return 0;
 	if (perf_env__e_machine(evsel__env(sample->evsel), NULL) != EM_X86_64)
 		return 0;
 	if (perf_reg_value(&ip, regs, PERF_REG_X86_IP) ||
-	    perf_reg_value(&sp, regs, PERF_REG_X86_SP) ||
+	    perf_reg_value(&st.sp, regs, PERF_REG_X86_SP) ||
 	    perf_reg_value(&bp, regs, PERF_REG_X86_BP))
 		return 0;
 	if (dc__chain_reserve(dc, pos + DC_MAX_USER_FRAMES + 1))
 		return 0;
-	dc->chain[1 + pos + n++] = ip;
-	while (n < DC_MAX_USER_FRAMES) {
-		u64 frame[2];	/* saved frame pointer, return address */
-
-		/* The frame must lie wholly inside the snapshot. */
-		if (bp < sp || bp & 7 || bp - sp > stack->size ||
-		    stack->size - (bp - sp) < sizeof(frame))
-			break;
-		memcpy(frame, stack->data + (bp - sp), sizeof(frame));
-		if (!frame[1])
-			break;
-		dc->chain[1 + pos + n++] = frame[1];
-		/* Frames go up the stack; anything else is a loop or garbage. */
-		if (frame[0] <= bp)
-			break;
-		bp = frame[0];
-	}
-	return n;
+	dc->chain[1 + pos] = ip;
+	st.data = (const u8 *)stack->data;
+	st.size = stack->size;
+	return 1 + sframe__fp_walk(&st, st.sp, bp, dc->chain + 2 + pos,
+				   DC_MAX_USER_FRAMES - 1, NULL, NULL);
 }
 
 /*

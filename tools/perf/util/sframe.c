@@ -655,6 +655,31 @@ static bool reg_value(const struct sframe_frame *f, u8 reg, u64 *val)
 	return true;
 }
 
+int sframe__fp_walk(const struct sframe_stack *stack, u64 sp, u64 bp,
+		    u64 *ips, int max, bool (*is_code)(u64 ra, void *arg),
+		    void *arg)
+{
+	int n = 0;
+
+	while (n < max) {
+		u64 fp, ra;
+
+		/* The frame must lie wholly inside the snapshot, above @sp. */
+		if (bp < sp || bp & 7 || !stack_read(stack, bp, &fp) ||
+		    !stack_read(stack, bp + 8, &ra))
+			break;
+		if (!ra || (is_code && !is_code(ra, arg)))
+			break;
+		ips[n++] = ra;
+		/* Frames go up the stack; anything else is a loop or garbage. */
+		if (fp <= bp)
+			break;
+		sp = bp + 16;
+		bp = fp;
+	}
+	return n;
+}
+
 /* x86_64 rt_sigframe: the restorer runs with SP at the ucontext. */
 #define X86_64_UC_MCONTEXT	40
 #define X86_64_SC_RBP		80
@@ -675,12 +700,35 @@ static enum sframe_stop sframe__step_signal(const struct sframe_stack *stack,
 	return SFRAME_STOP_MAX;
 }
 
+/* The value @r recovers in frame @cur whose CFA is @cfa, into @val. */
+static enum sframe_stop sframe__recover(const struct sframe_stack *stack,
+					const struct sframe_frame *cur, u64 cfa,
+					const struct sframe_rule *r, u64 *val)
+{
+	switch (r->kind) {
+	case SFRAME_RULE_CFA:
+		return stack_read(stack, cfa + r->offset, val) ?
+		       SFRAME_STOP_MAX : SFRAME_STOP_STACK;
+	case SFRAME_RULE_REG:
+	case SFRAME_RULE_REG_DEREF:
+		if (!reg_value(cur, r->reg, val))
+			return SFRAME_STOP_BAD;
+		*val += r->offset;
+		if (r->kind == SFRAME_RULE_REG_DEREF && !stack_read(stack, *val, val))
+			return SFRAME_STOP_STACK;
+		return SFRAME_STOP_MAX;
+	default:
+		return SFRAME_STOP_BAD;
+	}
+}
+
 static enum sframe_stop sframe__step(const struct sframe_stack *stack,
 				     const struct sframe_fre *fre,
 				     const struct sframe_frame *cur,
 				     struct sframe_frame *next)
 {
-	u64 cfa, v;
+	enum sframe_stop ret;
+	u64 cfa;
 
 	if (fre->ra.kind == SFRAME_RULE_UNDEFINED)
 		return SFRAME_STOP_OUTERMOST;
@@ -694,50 +742,21 @@ static enum sframe_stop sframe__step(const struct sframe_stack *stack,
 		return SFRAME_STOP_BAD;
 	}
 
-	switch (fre->ra.kind) {
-	case SFRAME_RULE_CFA:
-		if (!stack_read(stack, cfa + fre->ra.offset, &next->ip))
-			return SFRAME_STOP_STACK;
-		break;
-	case SFRAME_RULE_REG:
-	case SFRAME_RULE_REG_DEREF:
-		if (!reg_value(cur, fre->ra.reg, &v))
-			return SFRAME_STOP_BAD;
-		v += fre->ra.offset;
-		if (fre->ra.kind == SFRAME_RULE_REG_DEREF &&
-		    !stack_read(stack, v, &v))
-			return SFRAME_STOP_STACK;
-		next->ip = v;
-		break;
-	default:
-		return SFRAME_STOP_BAD;
-	}
+	ret = sframe__recover(stack, cur, cfa, &fre->ra, &next->ip);
+	if (ret != SFRAME_STOP_MAX)
+		return ret;
 
 	next->fp = cur->fp;
-	switch (fre->fp.kind) {
-	case SFRAME_RULE_CFA:
-		/*
-		 * Epilogue rows after "pop %rbp" still say where the FP was
-		 * saved: below the SP, the slot is popped and the register
-		 * holds the caller's FP already.
-		 */
-		if (cfa + fre->fp.offset < cur->sp)
-			break;
-		if (!stack_read(stack, cfa + fre->fp.offset, &next->fp))
-			return SFRAME_STOP_STACK;
-		break;
-	case SFRAME_RULE_REG:
-	case SFRAME_RULE_REG_DEREF:
-		if (!reg_value(cur, fre->fp.reg, &v))
-			return SFRAME_STOP_BAD;
-		v += fre->fp.offset;
-		if (fre->fp.kind == SFRAME_RULE_REG_DEREF &&
-		    !stack_read(stack, v, &v))
-			return SFRAME_STOP_STACK;
-		next->fp = v;
-		break;
-	default:
-		break;
+	/*
+	 * Epilogue rows after "pop %rbp" still say where the FP was saved:
+	 * below the SP, the slot is popped and the register holds the
+	 * caller's FP already.  Unchanged and undefined keep it too.
+	 */
+	if ((fre->fp.kind == SFRAME_RULE_CFA && cfa + fre->fp.offset >= cur->sp) ||
+	    fre->fp.kind == SFRAME_RULE_REG || fre->fp.kind == SFRAME_RULE_REG_DEREF) {
+		ret = sframe__recover(stack, cur, cfa, &fre->fp, &next->fp);
+		if (ret != SFRAME_STOP_MAX)
+			return ret;
 	}
 
 	/* On x86_64 the caller's SP is the CFA. */

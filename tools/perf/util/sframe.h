@@ -189,6 +189,17 @@ int sframe__unwind(struct sframe_frame *frames, int max,
 		   const struct sframe_stack *stack, sframe_row_fn row,
 		   void *arg, enum sframe_stop *stop);
 
+/*
+ * Follow the x86_64 frame pointer chain from @bp, in a frame whose SP is
+ * @sp: at most @max return addresses into @ips, while each frame lies in
+ * @stack above the last, holds a non-zero return address that @is_code
+ * (if given) accepts, and links to one higher up the stack.  Returns how
+ * many.
+ */
+int sframe__fp_walk(const struct sframe_stack *stack, u64 sp, u64 bp,
+		    u64 *ips, int max, bool (*is_code)(u64 ra, void *arg),
+		    void *arg);
+
 struct dso;
 struct map;
 struct perf_sample;

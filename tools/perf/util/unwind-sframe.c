@@ -341,8 +341,9 @@ out:
  * Does @ra look like a return address: inside a mapping of @thread that
  * holds code?  Used only to vet frame pointer steps, see below.
  */
-static bool sframe__code_addr(struct thread *thread, u64 ra)
+static bool sframe__code_addr(u64 ra, void *arg)
 {
+	struct thread *thread = arg;
 	struct addr_location al;
 	bool ok = false;
 
@@ -362,7 +363,6 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	struct sframe_frame *f;
 	enum sframe_stop stop;
 	int n, nr;
-	u64 bp, sp;
 
 	if (!thread || !sample->user_regs || !sample->user_regs->regs ||
 	    !ustack->size || !ustack->data || max < 1)
@@ -412,23 +412,8 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	 * frame, as in any frame pointer walk.  A frame stopped in its
 	 * prologue shows its caller's caller next, likewise.
 	 */
-	sp = f[n - 1].sp;
-	bp = f[n - 1].fp;
-	while (nr < max) {
-		u64 frame[2];	/* saved frame pointer, return address */
-
-		if (bp < sp || bp & 7 || bp < stack.sp || bp - stack.sp > stack.size ||
-		    stack.size - (bp - stack.sp) < sizeof(frame))
-			break;
-		memcpy(frame, stack.data + (bp - stack.sp), sizeof(frame));
-		if (!frame[1] || !sframe__code_addr(thread, frame[1]))
-			break;
-		ips[nr++] = frame[1];
-		sframe__nr_fp_frames++;
-		if (frame[0] <= bp)
-			break;
-		sp = bp + sizeof(frame);
-		bp = frame[0];
-	}
-	return nr;
+	n = sframe__fp_walk(&stack, f[n - 1].sp, f[n - 1].fp, ips + nr, max - nr,
+			    sframe__code_addr, thread);
+	sframe__nr_fp_frames += n;
+	return nr + n;
 }
