@@ -29,7 +29,13 @@
 #
 # Environment: PERF, CACHE_DIR (default <repo>/cache: kernel, base initramfs),
 # QEMU (default qemu-system-x86_64), GUEST_SMP (2), GUEST_MEM (2G),
-# GUEST_ACCEL (kvm when /dev/kvm is usable, else tcg,thread=multi),
+# GUEST_ACCEL (forces one; by default kvm when /dev/kvm is usable and KVM
+# boots here, else tcg,thread=multi: a KVM boot that dies before the guest
+# kernel prints anything switches this and later boots on this machine to
+# TCG, remembered in GUEST_ACCEL_STATE, default $CACHE_DIR/guest/accel),
+# GUEST_KVM_PROBE (30: seconds a first KVM boot may show nothing),
+# GUEST_KVM_DEV (/dev/kvm), GUEST_KERNEL (a vmlinuz instead of
+# scripts/guest/get-kernel.sh's),
 # GUEST_TRIES (3: boots again when the guest kernel oopsed, see below),
 # GUEST_LOCK (/tmp/perf-guest-qemu.lock: one guest at a time per machine).
 set -euo pipefail
@@ -44,7 +50,8 @@ timeout_s=240
 verbose=0
 
 setup_fail() { echo "guest: setup failed: $*" >&2; exit 125; }
-usage() { sed -n '4,33p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 125; }
+# The usage is this file's header comment, all of it.
+usage() { awk 'NR >= 4 && !/^#/ { exit } NR >= 4 { sub(/^# ?/, ""); print }' "$0" >&2; exit 125; }
 
 while getopts "o:w:t:vh" opt; do
 	case "$opt" in
@@ -75,7 +82,12 @@ perf=$(readlink -f "$perf")
 addr2line=$(command -v addr2line || true)
 [ -n "$addr2line" ] || setup_fail "addr2line not found: install binutils"
 
-kernel=$("$top/scripts/guest/get-kernel.sh") || setup_fail "no guest kernel (see above)"
+if [ -n "${GUEST_KERNEL:-}" ]; then
+	kernel=$GUEST_KERNEL
+	[ -f "$kernel" ] || setup_fail "GUEST_KERNEL $kernel not found"
+else
+	kernel=$("$top/scripts/guest/get-kernel.sh") || setup_fail "no guest kernel (see above)"
+fi
 
 tmp=$(mktemp -d /tmp/guest.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -168,15 +180,84 @@ cp "$script" "$w/work/.guest-script"
 mkcpio "$w" "$tmp/work.cpio"
 cat "$base" "$tmp/work.cpio" > "$tmp/initrd"
 
+# The accelerator. GUEST_ACCEL forces one. Otherwise KVM when /dev/kvm
+# is usable, unless a KVM boot has already died on this machine: under
+# nested virtualization /dev/kvm opens and a "-machine none" probe passes,
+# yet every real boot aborts at once ("failed to set MSR 0x10a"). Only a
+# boot proves KVM, so the first one decides (see boot() below)
+# and the verdict is kept in $accel_state, keyed by what it depends on.
+accel_state=${GUEST_ACCEL_STATE:-$cache/guest/accel}
+kvm_dev=${GUEST_KVM_DEV:-/dev/kvm}
+host_key=$( { uname -r; "$qemu" --version 2> /dev/null | head -n 1;
+	      grep -m 1 '^model name' /proc/cpuinfo; } | sha256sum | cut -c1-16)
 accel=${GUEST_ACCEL:-}
-if [ -z "$accel" ]; then
+accel_auto=0
+if [ -n "$accel" ]; then
+	accel_why="GUEST_ACCEL"
+elif [ -f "$accel_state" ] && [ "$(cut -d' ' -f1 "$accel_state")" = "$host_key" ]; then
+	accel=$(cut -d' ' -f2 "$accel_state")
+	accel_why="remembered in $accel_state: $(cut -d' ' -f3- "$accel_state")"
+elif [ -r "$kvm_dev" ] && [ -w "$kvm_dev" ] &&
+     echo quit | timeout 20 "$qemu" -accel kvm -machine none -nodefaults \
+	   -display none -monitor stdio > /dev/null 2>&1; then
+	accel=kvm
+	accel_auto=1
+	accel_why="$kvm_dev is usable; the first boot decides"
+else
 	accel=tcg,thread=multi
-	if [ -r /dev/kvm ] && [ -w /dev/kvm ] &&
-	   echo quit | timeout 20 "$qemu" -accel kvm -machine none -nodefaults \
-		   -display none -monitor stdio > /dev/null 2>&1; then
-		accel=kvm
-	fi
+	accel_why="$kvm_dev is not usable"
 fi
+echo "guest: accelerator $accel ($accel_why)" >&2
+
+remember_accel() {
+	mkdir -p "$(dirname "$accel_state")"
+	echo "$host_key $1 $2" > "$accel_state.tmp" && mv "$accel_state.tmp" "$accel_state"
+}
+
+# One boot; qemu's exit status in $rc. The first boot of an unproven KVM
+# is watched: it died early when qemu exits non-zero (not a timeout) or
+# reports a KVM error (it then sits paused: "KVM internal error ...
+# emulation failure") before the serial console shows anything, or when
+# the console is still empty after GUEST_KVM_PROBE seconds (30; a KVM
+# guest's /init prints within a second or two). $early says why.
+kvm_probe_s=${GUEST_KVM_PROBE:-30}
+early=
+boot() {
+	local pid n=0
+	early=
+	set +e
+	timeout -k 5 "$timeout_s" "$qemu" -accel "$accel" -cpu max \
+		-smp "${GUEST_SMP:-2}" -m "${GUEST_MEM:-2G}" \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-kernel "$kernel" -initrd "$tmp/initrd" \
+		-append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=4" \
+		-serial "file:$tmp/console.log" \
+		-device virtio-serial-pci \
+		-chardev "file,id=results,path=$tmp/results.tar" \
+		-device virtserialport,chardev=results,name=results \
+		> "$tmp/qemu.log" 2>&1 &
+	pid=$!
+	while [ $accel_auto = 1 ] && [ ! -s "$tmp/console.log" ] && kill -0 $pid 2> /dev/null; do
+		if grep -qE 'KVM internal error|emulation failure|failed to set MSR' "$tmp/qemu.log"; then
+			early="qemu reported: $(grep -m 1 . "$tmp/qemu.log" | cut -c1-160)"
+		elif [ $n -ge $((kvm_probe_s * 10)) ]; then
+			early="nothing on the console after ${kvm_probe_s}s"
+		fi
+		if [ -n "$early" ]; then
+			kill $pid 2> /dev/null
+			break
+		fi
+		sleep 0.1
+		n=$((n + 1))
+	done
+	wait $pid
+	rc=$?
+	set -e
+	if [ $accel_auto = 1 ] && [ -z "$early" ] && [ $rc != 0 ] && [ $rc != 124 ] &&
+	   [ $rc != 137 ] && [ ! -s "$tmp/console.log" ]; then
+		early="qemu exited $rc: $(grep -m 1 . "$tmp/qemu.log" | cut -c1-160)"
+	fi
+}
 
 # One guest at a time on this machine, whoever starts it: the CPUs are
 # shared, and TCG takes all it can get.
@@ -199,29 +280,32 @@ mkdir -p "$outdir"
 # is under test, so a guest that oopsed is booted again, up to
 # GUEST_TRIES times in all.
 tries=${GUEST_TRIES:-3}
-for try in $(seq 1 "$tries"); do
+try=0
+while [ $try -lt "$tries" ]; do
+	try=$((try + 1))
 	: > "$tmp/results.tar"
 	: > "$tmp/console.log"
 	if [ $verbose = 1 ]; then
 		tail -f "$tmp/console.log" >&2 &
 		tailpid=$!
 	fi
-	set +e
-	timeout -k 5 "$timeout_s" "$qemu" -accel "$accel" -cpu max \
-		-smp "${GUEST_SMP:-2}" -m "${GUEST_MEM:-2G}" \
-		-nodefaults -no-user-config -display none -no-reboot \
-		-kernel "$kernel" -initrd "$tmp/initrd" \
-		-append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=4" \
-		-serial "file:$tmp/console.log" \
-		-device virtio-serial-pci \
-		-chardev "file,id=results,path=$tmp/results.tar" \
-		-device virtserialport,chardev=results,name=results \
-		> "$tmp/qemu.log" 2>&1
-	rc=$?
-	set -e
+	boot
 	[ $verbose = 1 ] && kill "$tailpid" 2> /dev/null
 	cp "$tmp/console.log" "$outdir/guest-console.log"
 
+	if [ $accel_auto = 1 ]; then
+		accel_auto=0
+		if [ -n "$early" ]; then
+			why="a KVM boot died before the guest kernel started: $early"
+			echo "guest: $why" >&2
+			echo "guest: accelerator tcg,thread=multi from now on on this machine (kept in $accel_state; GUEST_ACCEL=kvm forces KVM)" >&2
+			remember_accel tcg,thread=multi "$why"
+			accel=tcg,thread=multi
+			# Not a try of its own: boot again at once, under TCG.
+			try=$((try - 1))
+			continue
+		fi
+	fi
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		echo "guest: timed out after ${timeout_s}s; console tail:" >&2
 		tail -n 20 "$tmp/console.log" >&2
