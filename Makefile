@@ -3,9 +3,10 @@
 # Build perf 7.2.13 with this project's overlay, and pristine upstream perf
 # beside it for side-by-side comparisons.
 #
-#   make setup     install build dependencies, then make all
-#   make           build/bin/perf (ours) and build/bin/perf-upstream
-#   make check     every test: see tests/README.md
+#   make setup     install build dependencies, then make all, then make demo
+#   make           build/bin/perf (ours) and build/upstream/bin/perf (pristine)
+#   make install   ours into PREFIX (/usr/local), DESTDIR for packagers
+#   make check     every test: tests/run-all.py, one area per tests/<area>
 #   make demo      record a workload with --call-graph fp,defer, show the report
 #   make patches   write edits made in build/ours back to the overlay
 #   make SAN=1     ours with ASan+UBSan, in build/out-ours-san
@@ -19,8 +20,22 @@ PRISTINE	:= $(B)/pristine
 TREE		:= $(B)/ours
 JOBS		?= $(shell nproc)
 SAN		?=
+PREFIX		?= /usr/local
+DESTDIR		?=
+# Each perf of the build tree is installed by perf's own install target
+# under a prefix of its own and runs from there, so that its exec path
+# (scripts, perf-archive, the shell tests), man pages, tips and flame
+# graph template are its own. perf puts the directory it was run from
+# first in PATH for its sub-commands: two perfs never share a directory.
+ROOT		:= $(abspath $(B)/root)
+ROOT_UP		:= $(abspath $(B)/upstream)
+TEMPLATE	:= $(B)/d3-flame-graph/dist/templates/d3-flamegraph-base.html
+TEMPLATE_DIR	:= share/d3-flame-graph
 
 PERF_FLAGS	:= PYTHON=/usr/bin/python3 NO_RUST=1
+# Debian's asciidoc is "python3 -m asciidoc": the first python3 in PATH
+# must be Debian's, whose modules it is (not a pyenv's, say).
+PERF_MAKE	:= PATH=/usr/bin:$$PATH $(MAKE)
 ifeq ($(SAN),1)
 # No -Werror: with the sanitizers gcc 12 warns falsely (maybe-uninitialized
 # in util/time-utils.c); the plain build keeps WERROR=1.
@@ -35,9 +50,7 @@ PERF_BIN	:= $(B)/bin/perf
 endif
 OUT_UP		:= $(B)/out-upstream
 
-OVERLAY_FILES	:= $(shell find tools -type f 2>/dev/null)
-
-.PHONY: all setup deps sources tree perf perf-upstream check demo patches \
+.PHONY: all setup deps sources tree perf perf-upstream install check demo patches \
 	patches-status refresh-patches reset clean distclean checkpatch fuzz fuzz-run
 
 all: perf perf-upstream
@@ -63,19 +76,46 @@ tree: $(PRISTINE)/.stamp
 		cp $(TREE)/PERF-VERSION-FILE.new $(TREE)/PERF-VERSION-FILE
 	rm -f $(TREE)/PERF-VERSION-FILE.new
 
+ifeq ($(SAN),1)
 perf: tree
 	mkdir -p $(OUT) $(B)/bin
 	$(MAKE) -C $(TREE)/tools/perf O=$(abspath $(OUT)) $(PERF_FLAGS) -j$(JOBS) >$(OUT).log 2>&1 || \
 		{ tail -n 40 $(OUT).log; echo "build of our perf failed: $(OUT).log"; exit 1; }
 	ln -sfn $(abspath $(OUT))/perf $(PERF_BIN)
 	@echo "built $(PERF_BIN)"
+else
+perf: tree $(TEMPLATE)
+	mkdir -p $(OUT) $(B)/bin
+	$(PERF_MAKE) -C $(TREE)/tools/perf O=$(abspath $(OUT)) $(PERF_FLAGS) -j$(JOBS) \
+		prefix=$(ROOT) install >$(OUT).log 2>&1 || \
+		{ tail -n 40 $(OUT).log; echo "build of our perf failed: $(OUT).log"; exit 1; }
+	install -D -m 644 $(TEMPLATE) $(ROOT)/$(TEMPLATE_DIR)/d3-flamegraph-base.html
+	ln -sfn $(ROOT)/bin/perf $(PERF_BIN)
+	@echo "built $(PERF_BIN) (installed in $(ROOT))"
+endif
 
-perf-upstream: $(PRISTINE)/.stamp
-	mkdir -p $(OUT_UP) $(B)/bin
-	$(MAKE) -C $(PRISTINE)/tools/perf O=$(abspath $(OUT_UP)) $(PERF_FLAGS) -j$(JOBS) >$(OUT_UP).log 2>&1 || \
+perf-upstream: $(PRISTINE)/.stamp $(TEMPLATE)
+	mkdir -p $(OUT_UP)
+	$(MAKE) -C $(PRISTINE)/tools/perf O=$(abspath $(OUT_UP)) $(PERF_FLAGS) -j$(JOBS) \
+		prefix=$(ROOT_UP) install-bin >$(OUT_UP).log 2>&1 || \
 		{ tail -n 40 $(OUT_UP).log; echo "build of upstream perf failed: $(OUT_UP).log"; exit 1; }
-	ln -sfn $(abspath $(OUT_UP))/perf $(B)/bin/perf-upstream
-	@echo "built $(B)/bin/perf-upstream"
+	install -D -m 644 $(TEMPLATE) $(ROOT_UP)/$(TEMPLATE_DIR)/d3-flamegraph-base.html
+	rm -f $(B)/bin/perf-upstream
+	@echo "built $(ROOT_UP)/bin/perf"
+
+# The flame graph template (npm package d3-flame-graph, checksum checked).
+$(TEMPLATE):
+	scripts/setup-flamegraph.sh $(B)/d3-flame-graph >/dev/null
+
+# Ours, as perf installs itself: binary, exec path, man pages (asciidoc),
+# tips, plus the flame graph template where flamegraph.py looks first.
+# The objects that bake the prefix in are rebuilt (a few seconds).
+install: tree $(TEMPLATE)
+	$(PERF_MAKE) -C $(TREE)/tools/perf O=$(abspath $(OUT)) $(PERF_FLAGS) -j$(JOBS) \
+		prefix=$(PREFIX) DESTDIR=$(DESTDIR) install >$(OUT)-install.log 2>&1 || \
+		{ tail -n 40 $(OUT)-install.log; echo "make install failed: $(OUT)-install.log"; exit 1; }
+	install -D -m 644 $(TEMPLATE) $(DESTDIR)$(PREFIX)/$(TEMPLATE_DIR)/d3-flamegraph-base.html
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/perf"
 
 # libFuzzer targets: perf's libraries built with clang, coverage and
 # ASan+UBSan in build/out-fuzz (only what the targets link), then each
@@ -151,7 +191,7 @@ demo: all
 	scripts/demo.sh
 
 clean:
-	rm -rf $(OUT) $(OUT_UP) $(B)/out-ours-san $(B)/bin
+	rm -rf $(OUT) $(OUT_UP) $(B)/out-ours-san $(B)/bin $(ROOT) $(ROOT_UP)
 
 distclean:
 	rm -rf $(B)

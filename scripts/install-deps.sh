@@ -12,6 +12,8 @@ pkgs=(
 	libpfm4-dev llvm-dev clang libssl-dev python3-dev python3-setuptools
 	libperl-dev systemtap-sdt-dev libunwind-dev libbabeltrace-dev libcap-dev
 	binutils-dev xz-utils patch
+	# perf help (man), perf archive (bzip2)
+	man-db bzip2
 	# tests: sanitizers, the guest, the fuzzers
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio
 	# man pages

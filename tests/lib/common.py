@@ -10,7 +10,9 @@ BUILD = os.environ.get('B', os.path.join(TOP, 'build'))
 if not os.path.isabs(BUILD):
     BUILD = os.path.join(TOP, BUILD)
 PERF = os.environ.get('PERF', os.path.join(BUILD, 'bin', 'perf'))
-PERF_UPSTREAM = os.environ.get('PERF_UPSTREAM', os.path.join(BUILD, 'bin', 'perf-upstream'))
+# Pristine perf in a directory of its own: perf runs its sub-commands
+# from the directory it was run from (see the Makefile).
+PERF_UPSTREAM = os.environ.get('PERF_UPSTREAM', os.path.join(BUILD, 'upstream', 'bin', 'perf'))
 TREE = os.path.join(BUILD, 'ours')
 PRISTINE = os.path.join(BUILD, 'pristine')
 FIXTURES = os.path.join(TOP, 'tests', 'fixtures')

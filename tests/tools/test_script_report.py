@@ -5,7 +5,7 @@ import re
 import unittest
 
 import common
-from common import PERF, PERF_UPSTREAM, TREE, run
+from common import PERF, PERF_UPSTREAM, run
 from deferred_tools import (DEFER, NR_RECORDS, NR_SAMPLES, ToolsCase, event_count,
                             script_stacks)
 
@@ -43,7 +43,7 @@ class Script(ToolsCase):
         cls.script = os.path.join(cls.tmp, 'handler.py')
         with open(cls.script, 'w') as f:
             f.write(HANDLER)
-        cls.env = dict(os.environ, PERF_EXEC_PATH=os.path.join(TREE, 'tools', 'perf'))
+        cls.env = dict(os.environ)
 
     def run_script(self, extra):
         r = run([PERF, 'script', '-i', DEFER] + self.sym_args() + extra +
