@@ -8,6 +8,8 @@
 # When the running kernel emits PERF_RECORD_CALLCHAIN_DEFERRED the
 # workload is recorded natively; otherwise it is recorded in a Linux
 # 7.2.13 guest (scripts/guest/run.sh, qemu) and shown on the host.
+# The recording, the workload and what symbolizes them stay in DEMO_DIR
+# (default <repo>/build/demo); the last lines say what to run next.
 # PERF (default <repo>/build/bin/perf); DEMO_GUEST=1 forces the guest.
 set -euo pipefail
 
@@ -16,6 +18,7 @@ perf=${PERF:-$top/build/bin/perf}
 [ -x "$perf" ] || { echo "demo: $perf not found: run make" >&2; exit 1; }
 perf=$(readlink -f "$perf")
 
+keep=${DEMO_DIR:-$top/build/demo}
 tmp=$(mktemp -d /tmp/perf-demo.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/work"
@@ -52,13 +55,22 @@ cp /work/dwork .
 EOF
 	PERF=$perf "$top/scripts/guest/run.sh" -o "$tmp/out" -w "$tmp/work" -t 180 "$tmp/guest.sh"
 	cat "$tmp/out/guest.log"
-	data=$tmp/out/demo.data
+	rm -rf "$keep"
+	mkdir -p "$keep"
+	cp "$tmp/out/demo.data" "$tmp/out/dwork" "$tmp/out/guest-kallsyms" "$keep/"
+	data=$keep/demo.data
 	# The workload's build-id into a private cache, the guest's kallsyms.
-	"$perf" --buildid-dir "$tmp/buildid" buildid-cache -a "$tmp/out/dwork"
-	sym=(--kallsyms "$tmp/out/guest-kallsyms")
+	"$perf" --buildid-dir "$keep/buildid" buildid-cache -a "$keep/dwork"
+	sym=(--kallsyms "$keep/guest-kallsyms")
 fi
-p=("$perf" --buildid-dir "$tmp/buildid")
-[ $native = 1 ] && p=("$perf")
+p=("$perf" --buildid-dir "$keep/buildid")
+if [ $native = 1 ]; then
+	rm -rf "$keep"
+	mkdir -p "$keep"
+	cp "$data" "$tmp/work/dwork" "$keep/"
+	data=$keep/demo.data
+	p=("$perf")
+fi
 # head and awk below stop reading early: not an error.
 set +o pipefail
 
@@ -75,3 +87,13 @@ echo "== perf script: a few samples below the recursion"
 echo "== perf report --stats: stitching of the deferred callchains"
 "${p[@]}" report --stats -i "$data" 2> /dev/null | sed -n '/CALLCHAIN_DEFERRED events/p; /^Deferred callchains:/,/^[^ ]/p' |
 	grep -v '^[^ D]'
+
+# What to run next, with paths as short as the working directory allows.
+show=("${PERF:-$top/build/bin/perf}" "${p[@]:1}")
+for i in "${!show[@]}"; do show[$i]=${show[$i]#"$PWD"/}; done
+args=(-i "$data" "${sym[@]}")
+for i in "${!args[@]}"; do args[$i]=${args[$i]#"$PWD"/}; done
+echo
+echo "== the recording is kept in ${data#"$PWD"/}; to look at it again:"
+echo "   ${show[*]} report ${args[*]}"
+echo "   ${show[*]} script ${args[*]}"

@@ -29,6 +29,13 @@ def main():
     loader = unittest.TestLoader()
     suite = unittest.TestSuite()
     tests = os.path.join(TOP, 'tests')
+    known = [a for a in sorted(os.listdir(tests))
+             if os.path.isdir(os.path.join(tests, a)) and a not in ('lib', 'fixtures')]
+    unknown = [a for a in areas if a not in known]
+    if unknown:
+        print('run-all: no test area %s (areas: %s)' % (', '.join(unknown), ' '.join(known)),
+              file=sys.stderr)
+        sys.exit(2)
     for area in sorted(os.listdir(tests)):
         d = os.path.join(tests, area)
         if not os.path.isdir(d) or area in ('lib', 'fixtures'):
