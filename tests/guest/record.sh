@@ -13,10 +13,14 @@
 # /proc/PID/maps in NAME.maps. top-defer is our perf with --call-graph
 # fp,defer; top-upstream is /work/perf-upstream, when there: it refuses
 # that option, and gets defer from the config key call-graph.record-mode.
+#
+# perf-test runs perf test on the shell tests in /work/shell (with
+# /work/bash as /bin/bash), from a directory where perf test finds them
+# (./tests/shell), into perf-test.log.
 
 W=/work
 S=${SECONDS_:-1}
-RUNS=${RUNS:-st-defer st-fp mt-defer mt-fp deep300-defer deep300-fp deep600-defer exit-defer two-defer sys-defer top-defer top-upstream}
+RUNS=${RUNS:-st-defer st-fp mt-defer mt-fp deep300-defer deep300-fp deep600-defer exit-defer two-defer sys-defer top-defer top-upstream perf-test}
 EV="-e cpu-clock -c 100000"
 
 # No throttling: TCG makes sampling slow, and the kernel would otherwise
@@ -97,6 +101,13 @@ for r in $RUNS; do
 			printf '[call-graph]\n\trecord-mode = fp,defer\n' \
 				> /tmp/upstream-home/.perfconfig
 			ptop $r "env HOME=/tmp/upstream-home $W/perf-upstream" --call-graph fp ;;
+	perf-test)	[ -d $W/shell ] || continue
+			mkdir -p /tmp/perf-test/tests/shell
+			cp $W/shell/*.sh /tmp/perf-test/tests/shell/
+			[ -e /bin/bash ] || ln -s $W/bash /bin/bash
+			t0=$(cut -d' ' -f1 /proc/uptime)
+			(cd /tmp/perf-test && perf test -vv ${PERF_TESTS:-fp,defer}) > $r.log 2>&1
+			echo "$r $? $t0 $(cut -d' ' -f1 /proc/uptime)" >> status.txt ;;
 	*)		echo "unknown run $r"; exit 2 ;;
 	esac
 done

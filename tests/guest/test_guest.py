@@ -412,6 +412,11 @@ class Guest(Checks, unittest.TestCase):
         shutil.copy(os.path.join(HERE, 'record.sh'), work)
         # for the top-upstream run
         shutil.copy(common.PERF_UPSTREAM, os.path.join(work, 'perf-upstream'))
+        # for the perf-test run: perf test's shell tests of deferred callchains
+        os.makedirs(os.path.join(work, 'shell'))
+        shutil.copy(os.path.join(common.TOP, 'tools', 'perf', 'tests', 'shell',
+                                 'record_deferred_callchain.sh'), os.path.join(work, 'shell'))
+        shutil.copy('/bin/bash', os.path.join(work, 'bash'))
         script = os.path.join(cls.tmp, 'guest.sh')
         with open(script, 'w') as f:
             f.write('. /work/record.sh\n')
@@ -427,6 +432,15 @@ class Guest(Checks, unittest.TestCase):
         common.run([common.PERF, '--buildid-dir', cls.bid, 'buildid-cache', '-a',
                     os.path.join(cls.out, 'dwork')])
         cls.init_caches()
+
+    def test_perf_test_shell_defer(self):
+        """perf test's shell test of deferred callchains runs (no skip) and
+        passes on a kernel that defers."""
+        with open(os.path.join(self.out, 'perf-test.log')) as f:
+            log = f.read()
+        self.assertRegex(log, r'perf record --call-graph fp,defer: user callchains '
+                              r'stitched\s*: Ok', log[-3000:])
+        self.assertRegex(log, r'\d+ samples in noploop, \d+ with the whole user stack')
 
     @classmethod
     def tearDownClass(cls):

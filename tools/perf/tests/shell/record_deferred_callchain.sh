@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# perf record --call-graph fp,defer: user callchains stitched
+#
+# A kernel that defers user callchains (Linux 7.2+) sends each kernel
+# entry's user stack once, in a PERF_RECORD_CALLCHAIN_DEFERRED after the
+# samples it belongs to. Every sample must get its whole user stack back,
+# the same in file mode, in pipe mode and in the file perf inject
+# --merge-callchains writes. Skipped where the kernel cannot defer.
+
+set -e
+
+tmpdir=$(mktemp -d /tmp/perf-test-defer.XXXXXX)
+data="$tmpdir/perf.data"
+
+cleanup() {
+	trap - EXIT TERM INT
+	rm -rf "$tmpdir"
+}
+
+trap_cleanup() {
+	echo "Unexpected signal in ${FUNCNAME[1]}"
+	cleanup
+	exit 1
+}
+trap trap_cleanup EXIT TERM INT
+
+if ! perf record -o "$data" -e cpu-clock -c 100000 --call-graph fp,defer \
+	-- perf test -w noploop 1 > /dev/null 2> "$tmpdir/record.err"; then
+	echo "Skip: perf record --call-graph fp,defer failed"
+	cat "$tmpdir/record.err"
+	cleanup
+	exit 2
+fi
+records=$(perf report --stats -i "$data" 2> /dev/null |
+	  awk '/CALLCHAIN_DEFERRED events:/ { print $3 }')
+if [ -z "$records" ] || [ "$records" -eq 0 ]; then
+	echo "Skip: this kernel cannot defer user callchains"
+	cleanup
+	exit 2
+fi
+echo "$records deferred callchain records"
+
+# One line per sample: its frames, innermost first.
+chains() {
+	perf script -F ip,sym "$@" 2> /dev/null |
+		awk 'BEGIN { RS = ""; FS = "\n" }
+		     { s = ""; for (i = 1; i <= NF; i++) { split($i, f, " "); s = s " " f[2] } print s }'
+}
+
+err=0
+chains -i "$data" > "$tmpdir/file.txt"
+in_loop=$(grep -c ' noploop ' "$tmpdir/file.txt" || true)
+whole=$(grep ' noploop ' "$tmpdir/file.txt" | grep -c ' main' || true)
+echo "$in_loop samples in noploop, $whole with the whole user stack"
+if [ "$in_loop" -eq 0 ] || [ "$whole" -ne "$in_loop" ]; then
+	echo "Error: samples in noploop without their user stack"
+	grep ' noploop ' "$tmpdir/file.txt" | grep -v ' main' | head -5
+	err=1
+fi
+# The marker and its cookie are not frames.
+if perf script -F ip -i "$data" 2> /dev/null | grep -q 'fffffffffffffd80'; then
+	echo "Error: PERF_CONTEXT_USER_DEFERRED printed as a frame"
+	err=1
+fi
+
+perf inject -i "$data" -o - | chains -i - > "$tmpdir/pipe.txt"
+if ! cmp -s "$tmpdir/file.txt" "$tmpdir/pipe.txt"; then
+	echo "Error: pipe mode stitches differently"
+	diff "$tmpdir/file.txt" "$tmpdir/pipe.txt" | head -10
+	err=1
+fi
+
+perf inject --merge-callchains -i "$data" -o "$tmpdir/merged.data"
+chains -i "$tmpdir/merged.data" > "$tmpdir/merged.txt"
+if ! cmp -s "$tmpdir/file.txt" "$tmpdir/merged.txt"; then
+	echo "Error: perf inject --merge-callchains wrote other stacks"
+	diff "$tmpdir/file.txt" "$tmpdir/merged.txt" | head -10
+	err=1
+fi
+
+cleanup
+exit $err
