@@ -368,12 +368,13 @@ static void func_at__cb(u32 die, void *_arg)
 		arg->best = die;
 }
 
-/* Inline DIEs containing the address, a handful; by offset. */
+/* The inline DIEs containing an address: as many as its inline depth. */
 struct inlines_at {
-	u32	*dies;
+	u32	*dies;		/* stack[] until it overflows */
 	size_t	nr;
 	size_t	alloc;
 	bool	enomem;
+	u32	stack[16];
 };
 
 static void inlines_at__cb(u32 die, void *_arg)
@@ -382,15 +383,15 @@ static void inlines_at__cb(u32 die, void *_arg)
 
 	if (arg->nr == arg->alloc) {
 		size_t alloc = arg->alloc * 2;
-		u32 *d = arg->alloc > 16 ? realloc(arg->dies, alloc * sizeof(*d)) :
-					   malloc(alloc * sizeof(*d));
+		u32 *d = arg->dies == arg->stack ? malloc(alloc * sizeof(*d)) :
+						    realloc(arg->dies, alloc * sizeof(*d));
 
 		if (!d) {
 			arg->enomem = true;
 			return;
 		}
-		if (arg->alloc <= 16)
-			memcpy(d, arg->dies, arg->nr * sizeof(*d));
+		if (arg->dies == arg->stack)
+			memcpy(d, arg->stack, arg->nr * sizeof(*d));
 		arg->dies = d;
 		arg->alloc = alloc;
 	}
@@ -404,35 +405,41 @@ static int u32_cmp(const void *a, const void *b)
 	return ua < ub ? -1 : ua > ub;
 }
 
-static int cu_index__walk_functions_at(struct libdw_cu_index *idx,
-				       Dwarf_Addr addr,
-				       int (*callback)(Dwarf_Die *, void *),
-				       void *data)
+/*
+ * Returns false, having called nothing, when it cannot hold the DIEs at
+ * @addr; else true and what cu_walk_functions_at() returns in *@ret.
+ */
+static bool cu_index__walk_functions_at(struct libdw_cu_index *idx,
+					Dwarf_Addr addr,
+					int (*callback)(Dwarf_Die *, void *),
+					void *data, int *ret)
 {
 	struct func_at fa = { .idx = idx, .best = NO_FUNC_ORDER, };
-	u32 stack[16];
-	struct inlines_at ia = { .dies = stack, .alloc = ARRAY_SIZE(stack), };
+	struct inlines_at ia = { .alloc = ARRAY_SIZE(ia.stack), };
 	struct libdw_inline_die *cur;
 	Dwarf_Die die_mem;
 	size_t i;
-	int ret;
 
 	range_set__visit_at(&idx->funcs, addr, func_at__cb, &fa);
-	if (fa.best == NO_FUNC_ORDER)
-		return -ENOENT;
+	if (fa.best == NO_FUNC_ORDER) {
+		*ret = -ENOENT;
+		return true;
+	}
 
+	ia.dies = ia.stack;
 	range_set__visit_at(&idx->inlines, addr, inlines_at__cb, &ia);
 	if (ia.enomem) {
-		ret = -ENOMEM;
-		goto out;
+		if (ia.dies != ia.stack)
+			free(ia.dies);
+		return false;
 	}
 	/* Indexes of dies[] grow with the offsets: sorting them is enough. */
 	qsort(ia.dies, ia.nr, sizeof(*ia.dies), u32_cmp);
 
 	cur = &idx->dies[fa.best];
 	die_mem = cur->die;
-	ret = callback(&die_mem, data);
-	for (i = 0; !ret && i < ia.nr; i++) {
+	*ret = callback(&die_mem, data);
+	for (i = 0; !*ret && i < ia.nr; i++) {
 		struct libdw_inline_die *d = &idx->dies[ia.dies[i]];
 
 		if (d->off <= cur->off)
@@ -441,12 +448,11 @@ static int cu_index__walk_functions_at(struct libdw_cu_index *idx,
 			break;		/* no later one is under cur either */
 		cur = d;
 		die_mem = cur->die;
-		ret = callback(&die_mem, data);
+		*ret = callback(&die_mem, data);
 	}
-out:
-	if (ia.dies != stack)
+	if (ia.dies != ia.stack)
 		free(ia.dies);
-	return ret;
+	return true;
 }
 
 static struct libdw_inline *libdw_inline__get(Dwfl_Module *mod)
@@ -513,11 +519,9 @@ int libdw_inline__walk_functions_at(Dwfl_Module *mod, Dwarf_Die *cudie,
 	struct libdw_cu_index *idx = li ? libdw_inline__cu(li, mod, cudie) : NULL;
 	int ret;
 
-	if (idx && !idx->fallback) {
-		ret = cu_index__walk_functions_at(idx, addr, callback, data);
-		if (ret != -ENOMEM)
-			return ret;
-	}
+	if (idx && !idx->fallback &&
+	    cu_index__walk_functions_at(idx, addr, callback, data, &ret))
+		return ret;
 	return cu_walk_functions_at(cudie, addr, callback, data);
 }
 
