@@ -229,8 +229,6 @@ static int cu_index__walk(struct libdw_cu_index *idx, Dwarf_Die *parent,
 
 		if (off <= prev)
 			return -EINVAL;
-		if (tag == DW_TAG_imported_unit)
-			return -EINVAL;	/* dwarf_getfuncs() would follow it */
 		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
 			n = cu_index__add_die(idx, &child, off, tag);
 			if (n == -ENOMEM)
@@ -281,9 +279,24 @@ static int cu_index__getfuncs_cb(Dwarf_Die *die, void *_arg)
 	struct getfuncs_arg *arg = _arg;
 	struct libdw_inline_die *d;
 
+	/*
+	 * dwarf_getfuncs() follows DW_TAG_imported_unit (dwz's partial units),
+	 * die_find_child() does not. What dwz moves there are abstract
+	 * instances, without addresses: never a match, skip them. One with
+	 * an address the index cannot place: walk this CU the old way.
+	 */
 	if (die->cu != arg->cu) {
-		arg->foreign = true;
-		return DWARF_CB_ABORT;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t roff = 0;
+
+		while ((roff = dwarf_ranges(die, roff, &base, &lo, &hi)) > 0) {
+			if (lo < hi) {
+				arg->foreign = true;
+				return DWARF_CB_ABORT;
+			}
+		}
+		arg->order++;
+		return DWARF_CB_OK;
 	}
 	d = cu_index__find_die(arg->idx, dwarf_dieoffset(die));
 	/* Not indexed: no ranges, it cannot contain any address. */

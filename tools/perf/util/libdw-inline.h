@@ -12,9 +12,10 @@
  * lives as long as the dso's Dwfl and is freed with it by
  * libdw_inline__free_dwfl(). The DIEs it hands out are the very DIEs that
  * cu_walk_functions_at() would, in the same order, so the callers' output
- * does not change. A CU the index cannot mirror exactly (imported units,
- * DIE offsets out of order, too deep) or that would take the dso's index
- * past LIBDW_INLINE_MAX_BYTES is walked the old way.
+ * does not change. A CU the index cannot mirror exactly (a function with
+ * addresses in an imported unit, DIE offsets out of order, too deep) is
+ * walked the old way, and so is any CU first looked up once the dso's
+ * indexes hold LIBDW_INLINE_MAX_BYTES.
  *
  * With -v, each index built is reported with its size and the dso's total
  * ("libdw inline index: ..."), as is a CU walked the old way.
