@@ -165,6 +165,25 @@ class TestInline(unittest.TestCase):
             checked += 1
         self.assertGreater(checked, 100)
 
+    def test_dwz_same_as_upstream(self):
+        """After dwz (Debian's debug files are dwz'd): partial units and
+        DW_TAG_imported_unit, abstract origins in another unit. Indexed
+        all the same, and the same output."""
+        if not shutil.which('dwz'):
+            self.skipTest('dwz missing (apt-get install dwz)')
+        prog = os.path.join(self.tmp, 'inl-dwz')
+        shutil.copy(self.prog, prog)
+        common.run(['dwz', prog])
+        r = common.run(['readelf', '--debug-dump=info', prog])
+        self.assertIn('DW_TAG_imported_unit', r.stdout)
+        data = os.path.join(self.tmp, 'dwz.data')
+        inlinedata.write_samples(prog, inlinedata.text_insns(prog)[::2], data, callers=1)
+        ours = common.run([common.PERF, 'script', '-v', '-i', data])
+        up = common.run([common.PERF_UPSTREAM, 'script', '-i', data])
+        self.assertTrue(ours.stdout == up.stdout, 'dwz: perf script differs from upstream')
+        self.assertNotIn('cannot be indexed', ours.stderr)
+        self.assertIn('libdw inline index: %s: CU' % prog, ours.stderr)
+
     def test_index_reported(self):
         """-v tells what the index of each CU costs."""
         r = common.run([common.PERF, 'script', '-v', '-i', self.data])
