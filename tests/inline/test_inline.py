@@ -24,7 +24,8 @@ import inlinedata
 
 def chains(script_out):
     """perf script output (default fields) -> list of samples, each the
-    list of (name, inlined) of its first callchain address's frames."""
+    list of (name, inlined) of the frames of its first callchain address
+    (all the lines of that address: inlined frames, then the function)."""
     out = []
     for block in script_out.split('\n\n'):
         lines = [ln for ln in block.splitlines()[1:] if ln.strip()]
@@ -36,10 +37,10 @@ def chains(script_out):
             f = ln.split()
             if f[0] != addr:
                 break
+            # not only the "(inlined)" ones: an inlined copy of the
+            # function itself is named as the symbol, unmarked
             name = re.sub(r'\+0x[0-9a-f]+$', '', f[1])
             frames.append((name, f[-1] == '(inlined)'))
-            if f[-1] != '(inlined)':
-                break
         out.append((int(addr, 16), frames))
     return out
 
@@ -58,8 +59,6 @@ def srclines(script_out):
             if lines[i].split()[0] != addr:
                 break
             where.append(lines[i + 1].split()[0])
-            if not lines[i + 1].endswith('(inlined)'):
-                break
         out[int(addr, 16)] = where
     return out
 
