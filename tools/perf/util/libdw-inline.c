@@ -468,6 +468,11 @@ static bool cu_index__walk_functions_at(struct libdw_cu_index *idx,
 	return true;
 }
 
+/*
+ * The module's user data is the caller's: libdw.c's offline callbacks
+ * (dwfl_build_id_find_elf, dwfl_standard_find_debuginfo,
+ * dwfl_offline_section_address) leave it alone.
+ */
 static struct libdw_inline *libdw_inline__get(Dwfl_Module *mod)
 {
 	struct libdw_inline *li;
