@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: GPL-2.0
+"""perf.data files whose samples sit at chosen addresses of a real ELF file,
+to compare inline chains address by address (tests and bench/inline).
+
+    addrs = text_insns(binary)                 # every instruction of .text
+    write_samples(binary, addrs[::7], 'perf.data')
+    perf script -i perf.data                   # one sample an address
+"""
+import os
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import perfdata  # noqa: E402
+
+BASE = 0x555555554000   # where an ET_DYN file is "mapped"
+PID = 4242
+
+
+def exec_segment(path):
+    """(vaddr, offset, filesz, is_dyn) of the first executable PT_LOAD."""
+    with open(path, 'rb') as f:
+        ehdr = f.read(64)
+        assert ehdr[:4] == b'\x7fELF' and ehdr[4] == 2, '%s: not ELF64' % path
+        e_type, = struct.unpack_from('<H', ehdr, 16)
+        e_phoff, = struct.unpack_from('<Q', ehdr, 32)
+        e_phentsize, e_phnum = struct.unpack_from('<HH', ehdr, 54)
+        f.seek(e_phoff)
+        for _ in range(e_phnum):
+            ph = f.read(e_phentsize)
+            p_type, p_flags, p_offset, p_vaddr = struct.unpack_from('<IIQQ', ph, 0)
+            p_filesz, = struct.unpack_from('<Q', ph, 32)
+            if p_type == 1 and p_flags & 1:
+                return p_vaddr, p_offset, p_filesz, e_type == 3
+    raise AssertionError('%s: no executable PT_LOAD' % path)
+
+
+def text_insns(path):
+    """Addresses (ELF virtual) of every instruction of .text, from objdump."""
+    out = subprocess.run(['objdump', '-d', '-j', '.text', '--no-show-raw-insn', path],
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    addrs = []
+    for line in out.splitlines():
+        head = line.split(':', 1)
+        if len(head) == 2 and head[0].startswith('  '):
+            try:
+                addrs.append(int(head[0], 16))
+            except ValueError:
+                pass
+    return addrs
+
+
+def runtime_addr(path, addr):
+    """Where write_samples() puts ELF address addr."""
+    return addr + (BASE if exec_segment(path)[3] else 0)
+
+
+def write_samples(path, addrs, out, callers=0):
+    """One sample at each address (ELF virtual addresses of path), its
+    callchain the address then `callers` return addresses (the next
+    addresses of the list, +1 as a return address is after a call)."""
+    vaddr, offset, filesz, dyn = exec_segment(path)
+    base = BASE if dyn else 0
+    w = perfdata.Writer(cmdline='perf record -g', features=True)
+    w.comm(PID, PID, os.path.basename(path)[:15], time=1, exec=True)
+    w.mmap2(PID, PID, base + vaddr, (filesz + 4095) & ~4095, offset,
+            os.path.abspath(path), time=2)
+    t = 10
+    for i, a in enumerate(addrs):
+        ip = base + a
+        chain = [perfdata.CONTEXT_USER, ip]
+        for j in range(1, callers + 1):
+            chain.append(base + addrs[(i + j) % len(addrs)] + 1)
+        w.sample(ip=ip, pid=PID, tid=PID, time=t, cpu=0, callchain=chain)
+        t += 1000
+    w.save(out)
+    return out

@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Inline chains on the real programs of bench/inline (the sqlite3
+amalgamation, zstd), when they are built (bench/inline/build-progs.sh, into
+cache/inline-src/): one sample at each of ~300 instructions spread over
+.text, perf script the same as perf-upstream's, default and with srcline,
+and the frames' names the same as addr2line -i's. Skipped when the
+programs are not there: building them from Debian's source packages takes
+minutes, the generated program of test_inline.py stands in for them.
+"""
+import os
+import re
+import shutil
+import tempfile
+import unittest
+
+import common
+import inlinedata
+from test_inline import chains
+
+SRC = os.environ.get('INLINE_SRC_DIR', os.path.join(common.TOP, 'cache', 'inline-src'))
+PROGS = {
+    'sqlite3': os.path.join(SRC, 'sqlite3', 'bin', 'sqlite3'),
+    'zstd': os.path.join(SRC, 'zstd', 'bin', 'zstd'),
+}
+N_ADDRS = 300
+
+
+class TestRealPrograms(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        common.need(common.PERF)
+        common.need(common.PERF_UPSTREAM)
+        cls.tmp = tempfile.mkdtemp(prefix='inline-real-')
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def check(self, name):
+        prog = PROGS[name]
+        if not os.path.exists(prog):
+            self.skipTest('%s not built (bench/inline/build-progs.sh)' % prog)
+        insns = inlinedata.text_insns(prog)
+        addrs = insns[::max(1, len(insns) // N_ADDRS)]
+        data = os.path.join(self.tmp, name + '.data')
+        inlinedata.write_samples(prog, addrs, data, callers=1)
+        out = {}
+        for args in ([], ['-F', 'ip,sym,symoff,dso,srcline']):
+            ours = common.run([common.PERF, 'script', '-i', data] + args).stdout
+            up = common.run([common.PERF_UPSTREAM, 'script', '-i', data] + args).stdout
+            self.assertTrue(ours == up, '%s: perf script %s differs from upstream' %
+                            (name, ' '.join(args)))
+            out[tuple(args)] = ours
+        ch = [c for c in chains(out[()]) if len(c[1]) > 1]
+        self.assertGreater(len(ch), 20)
+        base = inlinedata.runtime_addr(prog, 0)
+        sample = ch[::max(1, len(ch) // 50)]
+        r = common.run(['addr2line', '-f', '-i', '-a', '-e', prog] +
+                       ['%#x' % (a - base) for a, _ in sample])
+        a2l, cur, lines = {}, None, r.stdout.splitlines()
+        i = 0
+        while i < len(lines):
+            if re.match(r'^0x[0-9a-f]+$', lines[i]):
+                cur = int(lines[i], 16) + base
+                a2l[cur] = []
+                i += 1
+                continue
+            a2l[cur].append(lines[i])
+            i += 2
+        for addr, frames in sample:
+            names = [n for n, _ in frames]
+            self.assertEqual(names[:-1], a2l[addr][:-1], '%s %#x' % (name, addr))
+
+    def test_sqlite3_amalgamation(self):
+        self.check('sqlite3')
+
+    def test_zstd(self):
+        self.check('zstd')
+
+
+if __name__ == '__main__':
+    unittest.main()
