@@ -14,6 +14,10 @@ pkgs=(
 	binutils-dev xz-utils patch
 	# perf help (man), perf archive (bzip2)
 	man-db bzip2
+	# tests/inline: a dwz'd copy of its program
+	dwz
+	# bench/inline: sqlite's amalgamation is generated with tclsh
+	tcl
 	# tests: sanitizers, the guest, the fuzzers
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio
 	# man pages

@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The man pages this area touches build with asciidoc and xmlto."""
+"""The man pages this area touches build with asciidoc and xmlto, and
+render right: every option term under OPTIONS, every config key in its
+section, our options documented."""
 import os
 import re
 import shutil
@@ -12,6 +14,76 @@ from common import TREE, run
 PAGES = ['perf-record', 'perf-report', 'perf-script', 'perf-script-python',
          'perf-inject', 'perf-top', 'perf-config', 'perf-sframe']
 DOC = os.path.join(TREE, 'tools', 'perf', 'Documentation')
+
+
+INSTALLED_MAN = os.path.join(common.BUILD, 'root', 'share', 'man', 'man1')
+PRISTINE_DOC = os.path.join(common.PRISTINE, 'tools', 'perf', 'Documentation')
+# The options this project adds or changes, per page.
+OURS = {
+    'record': ['--call-graph'],
+    'report': ['--unwind-style', '--stats'],
+    'script': ['--merge-callchains', '--deferred-stats', '--unwind-style'],
+    'inject': ['--merge-callchains', '--unwind-style'],
+    'top': ['--call-graph'],
+}
+
+
+def long_options(perf, cmd):
+    r = run([perf, cmd, '-h'], check=False)
+    return set(re.findall(r'(?m)^\s+(?:-\w, )?(--[\w-]+)', r.stdout + r.stderr))
+
+
+def man_terms(page):
+    """{--option: set of the sections (.SH) where it is a term} of an
+    installed man page (roff: a term is the line after .PP)."""
+    with open(os.path.join(INSTALLED_MAN, page + '.1')) as f:
+        lines = f.read().split('\n')
+    sect, terms = None, {}
+    for prev, line in zip([''] + lines, lines):
+        m = re.match(r'\.SH "(.*)"', line)
+        if m:
+            sect = m.group(1)
+        if prev == '.PP' and line.startswith('\\-'):
+            for o in re.findall(r'\\-\\-((?:\w|\\-)+)', line):
+                terms.setdefault('--' + o.replace('\\-', '-'), set()).add(sect)
+    return terms
+
+
+def txt_terms(path):
+    """The --options that are terms (lines ending in ::) of an asciidoc page."""
+    with open(path) as f:
+        return set(re.findall(r'(?m)^(?:-\w[^\n]*?)?(--[\w-]+)[^\n]*::$', f.read()))
+
+
+class ManStructure(unittest.TestCase):
+    """The pages make installs into build/root, as perf help shows them."""
+
+    def test_options_under_options(self):
+        for cmd, ours in sorted(OURS.items()):
+            page = 'perf-' + cmd
+            common.need(os.path.join(INSTALLED_MAN, page + '.1'))
+            terms = man_terms(page)
+            elsewhere = {t: s for t, s in terms.items() if s != {'OPTIONS'}}
+            self.assertEqual(elsewhere, {}, page + ': option terms outside OPTIONS')
+            for opt in ours:
+                self.assertEqual(terms.get(opt), {'OPTIONS'}, '%s: %s' % (page, opt))
+            # Options without a term: only those upstream leaves without one.
+            undocumented = long_options(common.PERF, cmd) - set(terms)
+            upstream = (long_options(common.PERF_UPSTREAM, cmd) -
+                        txt_terms(os.path.join(PRISTINE_DOC, page + '.txt')))
+            self.assertEqual(undocumented - upstream, set(), page)
+
+    def test_config_keys_in_their_section(self):
+        with open(os.path.join(DOC, 'perf-config.txt')) as f:
+            text = f.read()
+        sect, misplaced = None, []
+        for m in re.finditer(r'(?m)^(\t?)([\w-]+)\.([\w*-]+)::$', text):
+            indent, name, key = m.groups()
+            if key == '*' and not indent:
+                sect = name
+            elif indent and name != sect:
+                misplaced.append('%s.%s under %s.*' % (name, key, sect))
+        self.assertEqual(misplaced, [])
 
 
 class ManPages(unittest.TestCase):
