@@ -222,6 +222,8 @@ extern unsigned long sframe__nr_fp_frames;
  */
 bool sframe__stats_any(void);
 size_t sframe__fprintf_stats(FILE *fp);
+/* The "path: reason" lines of the rejected sections, for the block. */
+size_t sframe__fprintf_rejected(FILE *fp);
 
 /*
  * The user frames of @sample (x86_64 PERF_SAMPLE_REGS_USER with IP, SP and
@@ -237,8 +239,11 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 			  u64 *ips, int max);
 
 /*
- * The decoded .sframe of @dso, loaded once and kept for the life of the
- * process (NULL if it has none or it is invalid).  @bias receives what to
+ * The decoded .sframe of @dso, loaded on first use and kept in the dso
+ * until dso__delete() (NULL if it has none or it is invalid).  The file is
+ * found as libdw's unwinder finds it: under --symfs, with the recording's
+ * build ID; else in the build-id cache (perf archive); else debuginfod,
+ * where configured; never a device file.  @bias receives what to
  * subtract from @pc, an address in @map, to get its ELF vaddr, if known
  * (then 0 is returned by dso__vaddr_bias()).
  */

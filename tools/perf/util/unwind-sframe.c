@@ -16,6 +16,7 @@
 #include <string.h>
 #include <elf.h>
 #include <sys/mman.h>
+#include <linux/kernel.h>
 #include <linux/zalloc.h>
 
 #include "addr_location.h"
@@ -39,6 +40,34 @@ unsigned long sframe__nr_snapshots;
 unsigned long sframe__nr_frames;
 unsigned long sframe__nr_fallback_frames;
 unsigned long sframe__nr_fp_frames;
+
+bool sframe__stats_any(void)
+{
+	return sframe__nr_samples || sframe__nr_snapshots || sframe__nr_invalid;
+}
+
+size_t sframe__fprintf_stats(FILE *fp)
+{
+	const struct {
+		const char *name;
+		unsigned long val;
+	} rows[] = {
+		{ "samples unwound",		sframe__nr_samples },
+		{ "deferred snapshots",		sframe__nr_snapshots },
+		{ "frames by SFrame",		sframe__nr_frames },
+		{ "frames by libdw after",	sframe__nr_fallback_frames },
+		{ "frames by fp after",		sframe__nr_fp_frames },
+		{ "sections rejected",		sframe__nr_invalid },
+	};
+	size_t printed;
+
+	if (!sframe__stats_any())
+		return 0;
+	printed = fprintf(fp, "\nSFrame unwinding:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+		printed += fprintf(fp, "  %-24s %10lu\n", rows[i].name, rows[i].val);
+	return printed + sframe__fprintf_rejected(fp);
+}
 
 #define SFRAME_LOOKUP_CACHE	4
 
