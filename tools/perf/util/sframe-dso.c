@@ -14,11 +14,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #ifdef HAVE_LIBDW_SUPPORT
 #include <dwarf.h>
@@ -75,27 +77,35 @@ struct sframe_dso {
 struct sframe_rejected {
 	struct list_head	node;
 	char			*path;
-	const char		*why;
+	char			*why;
 };
 
+unsigned long sframe__nr_rejected;
 static LIST_HEAD(sframe_rejected);
 static pthread_mutex_t sframe_rejected_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Warn once for the dso's file at @path, count it, keep it for the stats. */
 static void sframe__add_rejected(const char *path, const char *why)
 {
 	struct sframe_rejected *r = zalloc(sizeof(*r));
 
-	if (!r)
-		return;
-	r->path = strdup(path);
-	r->why = why;
-	if (!r->path) {
-		free(r);
-		return;
-	}
+	pr_warning("%s: invalid .sframe (%s), not using it\n", path, why);
 	pthread_mutex_lock(&sframe_rejected_lock);
-	list_add_tail(&r->node, &sframe_rejected);
+	sframe__nr_rejected++;
+	if (r) {
+		r->path = strdup(path);
+		r->why = strdup(why);
+		if (r->path && r->why) {
+			list_add_tail(&r->node, &sframe_rejected);
+			r = NULL;
+		}
+	}
 	pthread_mutex_unlock(&sframe_rejected_lock);
+	if (r) {
+		free(r->path);
+		free(r->why);
+		free(r);
+	}
 }
 
 size_t sframe__fprintf_rejected(FILE *fp)
@@ -189,6 +199,8 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 {
 	char path[PATH_MAX];
 	size_t shstrndx, nr_phdr;
+	struct stat st;
+	u64 file_size;
 	Elf_Scn *scn = NULL;
 	Elf *elf;
 	int fd, err;
@@ -196,6 +208,11 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 	fd = sframe_dso__open(dso, path, sizeof(path));
 	if (fd < 0)
 		return;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return;
+	}
+	file_size = st.st_size;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_getshdrstrndx(elf, &shstrndx) ||
 	    elf_getphdrnum(elf, &nr_phdr))
@@ -226,17 +243,31 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!name || strcmp(name, ".sframe") || sh.sh_type == SHT_NOBITS)
 			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf || !data->d_size)
+		/* Past the end of a truncated or forged file: unreadable. */
+		if (sh.sh_offset > file_size ||
+		    sh.sh_size > file_size - sh.sh_offset) {
+			char why[128];
+
+			snprintf(why, sizeof(why),
+				 "section at offset %#" PRIx64 ", %" PRIu64
+				 " bytes, past the end of the file (%" PRIu64 " bytes)",
+				 (u64)sh.sh_offset, (u64)sh.sh_size, file_size);
+			sframe__add_rejected(path, why);
 			break;
+		}
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || !data->d_size) {
+			sframe__add_rejected(path, data && !data->d_size ?
+					     "empty section" :
+					     "section data cannot be read");
+			break;
+		}
 		sd->buf = malloc(data->d_size);
 		if (!sd->buf)
 			break;
 		memcpy(sd->buf, data->d_buf, data->d_size);
 		err = sframe__decode(&sd->sec, sd->buf, data->d_size, sh.sh_addr);
 		if (err) {
-			pr_warning("%s: invalid .sframe (%s), not using it\n",
-				   path, sd->sec.err);
 			sframe__add_rejected(path, sd->sec.err);
 			zfree(&sd->buf);
 			break;

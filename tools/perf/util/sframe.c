@@ -793,6 +793,7 @@ int sframe__unwind(struct sframe_frame *frames, int max,
 			return n;
 		}
 		frames[n].sigtramp = false;
+		frames[n].cfi = fre.cfi;
 		n++;
 	}
 	return n;

@@ -156,6 +156,7 @@ struct sframe_frame {
 	u64	fp;
 	bool	signal;	/* interrupted by a signal: @ip is exact */
 	bool	sigtramp; /* a signal trampoline: @ip is exact too */
+	bool	cfi;	/* found with an .eh_frame row, not a .sframe one */
 };
 
 enum sframe_stop {
@@ -206,14 +207,22 @@ struct perf_sample;
 struct thread;
 
 /*
- * Samples the sframe styles unwound, deferred snapshots walked with SFrame,
- * and the frames: by SFrame, by libdw after it, by frame pointers after it.
+ * What the sframe styles and the deferred fallback did.  A sample's first
+ * frame is its registers; each caller frame after it is counted once, by
+ * what found it: a .sframe row, an .eh_frame row of SFrame's shape, libdw
+ * (where SFrame handed the rest of a stack over, or the whole of one with
+ * no .sframe row for its first frame) or frame pointers (after SFrame, in
+ * a deferred snapshot).  So the frames shown are the samples plus these.
  */
-extern unsigned long sframe__nr_samples;
-extern unsigned long sframe__nr_snapshots;
-extern unsigned long sframe__nr_frames;
-extern unsigned long sframe__nr_fallback_frames;
-extern unsigned long sframe__nr_fp_frames;
+extern unsigned long sframe__nr_samples;	/* unwound by sframe styles */
+extern unsigned long sframe__nr_snapshots;	/* deferred, walked with SFrame */
+extern unsigned long sframe__nr_frames;		/* by .sframe rows */
+extern unsigned long sframe__nr_cfi_frames;	/* by .eh_frame rows */
+extern unsigned long sframe__nr_fallback_frames; /* by libdw */
+extern unsigned long sframe__nr_fp_frames;	/* by frame pointers */
+extern unsigned long sframe__nr_no_sframe;	/* samples: no .sframe row used */
+/* Samples whose walk ended before the stack's outermost frame. */
+extern unsigned long sframe__nr_stopped;
 
 /*
  * The "SFrame unwinding" block of perf report --stats and perf script: the
@@ -222,7 +231,26 @@ extern unsigned long sframe__nr_fp_frames;
  */
 bool sframe__stats_any(void);
 size_t sframe__fprintf_stats(FILE *fp);
-/* The "path: reason" lines of the rejected sections, for the block. */
+/* The same in one "# SFrame unwinding:" line, for perf report's header. */
+size_t sframe__fprintf_header(FILE *fp);
+
+struct machine;
+struct perf_sample;
+
+/*
+ * perf report --stats, which resolves no callchains: with an sframe style
+ * first in unwind.style (sframe__style_chosen()), unwind each sample with
+ * the styles chosen only to count it, so that the block says what perf
+ * report would do.
+ */
+bool sframe__style_chosen(void);
+void sframe__count_sample(struct machine *machine, struct perf_sample *sample);
+/*
+ * The .sframe sections of the DSOs unwound through that were rejected:
+ * invalid, or unreadable (past the end of the file, empty); and their
+ * "path: reason" lines for the block.
+ */
+extern unsigned long sframe__nr_rejected;
 size_t sframe__fprintf_rejected(FILE *fp);
 
 /*
