@@ -9,7 +9,10 @@
  * in the callers above; only a row the walker cannot follow hands the rest
  * of the stack to libdw, from the last frame SFrame unwound.
  * "sframe-only" stops at the first frame without .sframe instead, to see
- * what SFrame alone gives.
+ * what SFrame alone gives; followed by other styles (--unwind-style
+ * sframe-only,libdw), it gives nothing for a sample whose first frame has
+ * no .sframe row, so that the next style unwinds it ("tried in order until
+ * one gives frames").
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -393,7 +396,7 @@ static int sframe__bufs(int max)
 
 int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 			struct thread *thread, struct perf_sample *data,
-			int max_stack, bool best_effort, bool hybrid)
+			int max_stack, bool best_effort, bool hybrid, bool last)
 {
 	struct machine *machine = maps__machine(thread__maps(thread));
 	struct sframe_lookup_arg la = { .thread = thread, .cfi = hybrid };
@@ -424,8 +427,13 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 	stack.data = (const u8 *)data->user_stack.data;
 	stack.size = data->user_stack.size;
 
-	sframe__nr_samples++;
 	n = sframe__unwind(frames, max_stack, &stack, sframe_row, &la, &stop);
+	/* sframe-only has nothing for it: let the next style try. */
+	if (stop == SFRAME_STOP_NO_SFRAME && n == 1 && !hybrid && !last) {
+		ret = 0;
+		goto out;
+	}
+	sframe__nr_samples++;
 	if (!la.used)
 		sframe__nr_no_sframe++;
 
