@@ -201,6 +201,30 @@ class Unwind(unittest.TestCase):
                 self.assertLess(st['samples without .sframe'], n / 20)
                 self.assertNotIn('none of the', r.stderr)
 
+    def test_styles_tried_in_order(self):
+        """sframe-only,libdw: SFrame alone where the sample's first frame
+        has .sframe, libdw for the samples whose first frame has none."""
+        data = self.data[(3, 'pie')]
+        only = self.script(data, 'sframe-only')
+        libdw = self.script(data, 'libdw')
+        r = common.run([common.PERF, 'script', '-i', data, '-F', 'tid,ip,sym,dso',
+                        '--unwind-style', 'sframe-only,libdw'])
+        both = chains(r.stdout)
+        self.assertEqual(len(both), len(only))
+        passed = same = 0
+        for o, d, b in zip(only, libdw, both):
+            if b != o:
+                # Left to libdw: SFrame had no row for the first frame.
+                self.assertEqual(len(o), 1)
+                self.assertEqual(b, d)
+                passed += 1
+            same += len(o) == 1 and o == d
+        # Only the samples SFrame unwound are counted as such.
+        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        self.assertLessEqual(st['samples unwound'], len(only) - passed)
+        self.assertGreaterEqual(st['samples unwound'], len(only) - passed - same)
+        self.assertEqual(st['samples without .sframe'], 0)
+
     def test_report_stats_block(self):
         """perf report --stats with an sframe style unwinds the samples to
         count them: the block perf script prints, on stdout; and the stdio
@@ -261,6 +285,8 @@ class Unwind(unittest.TestCase):
                          st['frames by libdw after'], 0)
         self.assertEqual(r.stderr.count('sframe-only: no .sframe row for'), 1)
         self.assertIn(': user stacks end there', r.stderr)
+        # Tried in order: sframe-only has nothing for these samples.
+        self.assertEqual(self.script(out, 'sframe-only,libdw'), libdw)
         self.assertIn('SFrame: none of the %d samples unwound had a .sframe row' % n,
                       r.stderr)
 
