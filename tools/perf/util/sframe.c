@@ -84,6 +84,18 @@ static bool abi_big_endian(u8 abi)
 	       abi == SFRAME_ABI_S390X_ENDIAN_BIG;
 }
 
+static bool abi_aarch64(u8 abi)
+{
+	return abi == SFRAME_ABI_AARCH64_ENDIAN_BIG ||
+	       abi == SFRAME_ABI_AARCH64_ENDIAN_LITTLE;
+}
+
+/* The header's fixed RA offset each ABI has: only AMD64 fixes it. */
+static s8 abi_fixed_ra(u8 abi)
+{
+	return abi == SFRAME_ABI_AMD64_ENDIAN_LITTLE ? -8 : 0;
+}
+
 /* Size of the FRE's start address field and of one data word. */
 static unsigned int fre_addr_size(u8 fre_type)
 {
@@ -149,7 +161,7 @@ static bool s390x_cfa_fits(const u8 *w, unsigned int size, unsigned int i,
 
 /* Check every FRE of @fde lies inside the FRE sub-section and is sane. */
 static const char *sframe__check_fres(const struct sframe_section *sec,
-				      const struct sframe_fde *fde)
+				      const struct sframe_fde *fde, u64 *end)
 {
 	unsigned int asz = fre_addr_size(fde->fre_type);
 	u64 off = fde->fre_off;
@@ -172,6 +184,9 @@ static const char *sframe__check_fres(const struct sframe_section *sec,
 		info = sec->fres[off + asz];
 		if (((info >> 5) & 3) == 3)
 			return "FRE data word size invalid";
+		/* Only AArch64 signs return addresses (PAuth). */
+		if ((info & 0x80) && !abi_aarch64(sec->abi))
+			return "FRE RA signed on an ABI without PAuth";
 		n = fre_word_count(info);
 		if (n > fre_max_words(sec, fde->fde_type))
 			return "FRE has too many data words";
@@ -187,9 +202,62 @@ static const char *sframe__check_fres(const struct sframe_section *sec,
 		/* binutils PR libsframe/33131: start == size is seen in the wild */
 		if (start > fde->size)
 			return "FRE starts beyond its function";
+		if (fde->pc_type == SFRAME_PC_TYPE_MASK && start >= fde->rep_size)
+			return "FRE starts beyond its PCMASK block";
 		prev = start;
 	}
+	*end = off;
 	return NULL;
+}
+
+/* The bytes of one function's FREs (v3: its attributes first). */
+struct fre_span {
+	u64	start;
+	u64	end;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct fre_span *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The functions' FREs tile the FRE sub-section, in any order (ld sorts the
+ * FDEs, not the FREs): an FRE offset off by a byte would otherwise read
+ * valid looking rows out of another function's bytes, and bytes no
+ * function owns mean some FDE lost its rows.  Functions without FREs
+ * (v1, v2) own no bytes.
+ */
+static const char *sframe__check_spans(const struct sframe_section *sec)
+{
+	struct fre_span *spans = calloc(sec->nr_fdes, sizeof(*spans));
+	const char *why = NULL;
+	u64 next = 0;
+
+	if (!spans)
+		return "out of memory";
+	for (u32 i = 0; i < sec->nr_fdes; i++) {
+		spans[i].start = sec->fdes[i].fre_start;
+		spans[i].end = sec->fdes[i].fre_end;
+	}
+	qsort(spans, sec->nr_fdes, sizeof(*spans), span_cmp);
+	for (u32 i = 0; i < sec->nr_fdes && !why; i++) {
+		if (spans[i].start == spans[i].end)
+			continue;
+		if (spans[i].start < next)
+			why = "FREs of two functions overlap";
+		else if (spans[i].start > next)
+			why = "FRE sub-section bytes no function uses";
+		next = spans[i].end;
+	}
+	if (!why && next != sec->fre_len)
+		why = "FRE sub-section bytes no function uses";
+	free(spans);
+	return why;
 }
 
 int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
@@ -197,6 +265,7 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 {
 	const u8 *d = data;
 	u64 hdr_size, fde_off, fre_off, fde_size, total_fres = 0;
+	const char *spans_why;
 	u32 nr_fdes, nr_fres, fre_len;
 	u8 valid_flags;
 	u16 magic;
@@ -254,11 +323,26 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 		return sframe__fail(sec, "byte order does not match the ABI");
 	if (hdr_size > size)
 		return sframe__fail(sec, "auxiliary header beyond the section");
+	/* No SFrame version defines one: its bytes would be read as FDEs. */
+	if (hdr_size != SFRAME_HDR_SIZE)
+		return sframe__fail(sec, "auxiliary header of unknown layout");
+	/*
+	 * The ABI fixes these: the AMD64 call pushes the RA at CFA-8, no ABI
+	 * keeps the FP at a fixed offset.  Another value would move every RA
+	 * or FP the rows do not give themselves.
+	 */
+	if (sec->fixed_ra != abi_fixed_ra(sec->abi))
+		return sframe__fail(sec, "fixed RA offset not the ABI's");
+	if (sec->fixed_fp)
+		return sframe__fail(sec, "fixed FP offset not the ABI's");
 	if (fde_off > fre_off)
 		return sframe__fail(sec, "FDEs after FREs");
 	/* u64 arithmetic: none of these can wrap. */
 	if (hdr_size + fde_off + nr_fdes * fde_size > hdr_size + fre_off)
 		return sframe__fail(sec, "FDE count overflows the FDE sub-section");
+	/* The FREs follow the FDEs: a smaller count hides functions. */
+	if (fde_off + nr_fdes * fde_size != fre_off)
+		return sframe__fail(sec, "FDE count does not fill the FDE sub-section");
 	if (hdr_size + fre_off + fre_len > size)
 		return sframe__fail(sec, "FRE sub-section beyond the section");
 	if (addr + size < addr)
@@ -268,8 +352,11 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 	sec->fre_len = fre_len;
 	sec->nr_fdes = nr_fdes;
 	sec->nr_fres = nr_fres;
-	if (!nr_fdes)
+	if (!nr_fdes) {
+		if (nr_fres || fre_len)
+			return sframe__fail(sec, "FRE count does not match the FDEs");
 		return 0;
+	}
 
 	sec->fdes = calloc(nr_fdes, sizeof(*sec->fdes));
 	if (!sec->fdes) {
@@ -282,6 +369,7 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 		u64 pos = hdr_size + fde_off + i * fde_size;
 		const u8 *f = d + pos;
 		s64 start_off;
+		u64 raw_fre_off, fre_end;
 		u8 info, info2 = 0;
 		const char *why;
 
@@ -291,6 +379,7 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 			start_off = (s64)rd64(f, swap);
 			fde->size = rd32(f + 8, swap);
 			fde->fre_off = rd32(f + 12, swap);
+			raw_fre_off = fde->fre_off;
 			if ((u64)fde->fre_off + SFRAME_V3_ATTR_SIZE > fre_len)
 				return sframe__fail(sec, "FDE attributes beyond the FRE sub-section");
 			attr = sec->fres + fde->fre_off;
@@ -303,10 +392,13 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 			fde->fde_type = info2 & 0x1f;
 			if (fde->fde_type > SFRAME_FDE_TYPE_FLEX)
 				return sframe__fail(sec, "unknown FDE type");
+			if ((info & 0x40) || (info2 & 0xe0))
+				return sframe__fail(sec, "FDE reserved bits set");
 		} else {
 			start_off = (s32)rd32(f, swap);
 			fde->size = rd32(f + 4, swap);
 			fde->fre_off = rd32(f + 8, swap);
+			raw_fre_off = fde->fre_off;
 			fde->nr_fres = rd32(f + 12, swap);
 			info = f[16];
 			/*
@@ -314,6 +406,9 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 			 * emits PCMASK FDEs for 16-byte x86 PLT entries.
 			 */
 			fde->rep_size = sec->version == SFRAME_VERSION_1 ? 16 : f[17];
+			if ((info & 0xc0) ||
+			    (sec->version == SFRAME_VERSION_2 && (f[18] || f[19])))
+				return sframe__fail(sec, "FDE reserved bits set");
 		}
 		fde->fre_type = info & 0xf;
 		fde->pc_type = (info >> 4) & 1;
@@ -322,6 +417,8 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 			return sframe__fail(sec, "unknown FRE type");
 		if (fde->pc_type == SFRAME_PC_TYPE_MASK && !fde->rep_size)
 			return sframe__fail(sec, "PCMASK FDE with no block size");
+		if (fde->pauth_key && !abi_aarch64(sec->abi))
+			return sframe__fail(sec, "PAuth key on an ABI without PAuth");
 
 		/*
 		 * Start: relative to the start field itself with PCREL (v3
@@ -338,16 +435,25 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 		if (i && (sec->flags & SFRAME_F_FDE_SORTED) &&
 		    fde->start < sec->fdes[i - 1].start)
 			return sframe__fail(sec, "FDEs not sorted");
+		/* Two rows for one PC: which one holds is anybody's guess. */
+		if (i && (sec->flags & SFRAME_F_FDE_SORTED) && fde->size &&
+		    sec->fdes[i - 1].start + sec->fdes[i - 1].size > fde->start)
+			return sframe__fail(sec, "FDEs overlap");
 
 		total_fres += fde->nr_fres;
 		if (total_fres > nr_fres)
 			return sframe__fail(sec, "FDEs use more FREs than the header counts");
-		why = sframe__check_fres(sec, fde);
+		why = sframe__check_fres(sec, fde, &fre_end);
 		if (why)
 			return sframe__fail(sec, why);
+		fde->fre_start = raw_fre_off;
+		fde->fre_end = fre_end;
 	}
 	if (total_fres != nr_fres)
 		return sframe__fail(sec, "FRE count does not match the FDEs");
+	spans_why = sframe__check_spans(sec);
+	if (spans_why)
+		return sframe__fail(sec, spans_why);
 
 	/* Unlinked objects need not be sorted: the lookup needs it. */
 	if (!(sec->flags & SFRAME_F_FDE_SORTED))

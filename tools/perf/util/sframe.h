@@ -104,6 +104,8 @@ struct sframe_fde {
 	u64	start;		/* ELF vaddr of the function */
 	u32	size;
 	u32	fre_off;	/* first FRE, from the FRE sub-section start */
+	u32	fre_start;	/* its bytes there: v3 attributes, FREs */
+	u32	fre_end;
 	u32	nr_fres;
 	u8	fre_type;	/* SFRAME_FRE_TYPE_ADDR* */
 	u8	pc_type;	/* SFRAME_PC_TYPE_* */
