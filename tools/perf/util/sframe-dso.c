@@ -51,6 +51,8 @@ struct sframe_load {
 	u64	offset;
 	u64	vaddr;
 	u64	filesz;
+	u64	memsz;
+	bool	exec;
 };
 
 struct sframe_cfi_row;
@@ -195,12 +197,71 @@ static int sframe_dso__open(struct dso *dso, char *path, size_t size)
 	return sframe_dso__debuginfod(dso, path, size);
 }
 
+/* The SFrame ABI of code for ELF machine @machine in byte order @data. */
+static int sframe__elf_abi(const GElf_Ehdr *eh)
+{
+	switch (eh->e_machine) {
+	case EM_X86_64:
+		return SFRAME_ABI_AMD64_ENDIAN_LITTLE;
+	case EM_AARCH64:
+		return eh->e_ident[EI_DATA] == ELFDATA2MSB ?
+		       SFRAME_ABI_AARCH64_ENDIAN_BIG : SFRAME_ABI_AARCH64_ENDIAN_LITTLE;
+	case EM_S390:
+		return SFRAME_ABI_S390X_ENDIAN_BIG;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * What the decoder cannot see, from the file around the section: its ABI
+ * is the file's machine; a linked object's FDEs are sorted (ld sorts them,
+ * only relocatable objects are not); every function the section describes
+ * lies in an executable segment.  A section whose bytes say otherwise (a
+ * flag or an ABI byte flipped, a start made relative to the wrong base, a
+ * size run past the code) would unwind through rows meant for other code.
+ */
+static int sframe_dso__check(const struct sframe_dso *sd, const GElf_Ehdr *eh,
+			     char *why, size_t size)
+{
+	if (sframe__elf_abi(eh) != sd->sec.abi) {
+		snprintf(why, size, "ABI %s, not the file's machine (%u)",
+			 sframe__abi_name(sd->sec.abi), eh->e_machine);
+		return -EINVAL;
+	}
+	if (!(sd->sec.flags & SFRAME_F_FDE_SORTED)) {
+		snprintf(why, size, "FDEs not sorted in a linked object");
+		return -EINVAL;
+	}
+	for (u32 i = 0; i < sd->sec.nr_fdes; i++) {
+		const struct sframe_fde *fde = &sd->sec.fdes[i];
+		bool in = false;
+
+		for (size_t j = 0; j < sd->nr_loads && !in; j++) {
+			const struct sframe_load *l = &sd->loads[j];
+
+			in = l->exec && fde->start >= l->vaddr &&
+			     fde->start - l->vaddr <= l->memsz &&
+			     fde->size <= l->memsz - (fde->start - l->vaddr);
+		}
+		if (!in) {
+			snprintf(why, size,
+				 "function %u at %#" PRIx64 ", %u bytes, outside the executable segments",
+				 i, fde->start, fde->size);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 {
 	char path[PATH_MAX];
 	size_t shstrndx, nr_phdr;
 	struct stat st;
+	GElf_Ehdr eh;
 	u64 file_size;
+	char why[128];
 	Elf_Scn *scn = NULL;
 	Elf *elf;
 	int fd, err;
@@ -214,7 +275,7 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 	}
 	file_size = st.st_size;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) ||
+	if (!elf || !gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &shstrndx) ||
 	    elf_getphdrnum(elf, &nr_phdr))
 		goto out;
 
@@ -230,6 +291,8 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 			.offset = ph.p_offset,
 			.vaddr = ph.p_vaddr,
 			.filesz = ph.p_filesz,
+			.memsz = ph.p_memsz,
+			.exec = ph.p_flags & PF_X,
 		};
 	}
 
@@ -246,8 +309,6 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 		/* Past the end of a truncated or forged file: unreadable. */
 		if (sh.sh_offset > file_size ||
 		    sh.sh_size > file_size - sh.sh_offset) {
-			char why[128];
-
 			snprintf(why, sizeof(why),
 				 "section at offset %#" PRIx64 ", %" PRIu64
 				 " bytes, past the end of the file (%" PRIu64 " bytes)",
@@ -267,6 +328,12 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 			break;
 		memcpy(sd->buf, data->d_buf, data->d_size);
 		err = sframe__decode(&sd->sec, sd->buf, data->d_size, sh.sh_addr);
+		if (!err && sframe_dso__check(sd, &eh, why, sizeof(why))) {
+			sframe__exit(&sd->sec);
+			sframe__add_rejected(path, why);
+			zfree(&sd->buf);
+			break;
+		}
 		if (err) {
 			sframe__add_rejected(path, sd->sec.err);
 			zfree(&sd->buf);
