@@ -290,6 +290,46 @@ class Unwind(unittest.TestCase):
         self.assertIn('SFrame: none of the %d samples unwound had a .sframe row' % n,
                       r.stderr)
 
+    def test_lying_sections_rejected(self):
+        """Sections whose bytes decode but contradict the file around
+        them: each rejected with its reason, never unwound through."""
+        src = os.path.join(self.dir, 'v3')
+        d = os.path.join(self.tmp, 'lie')
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(os.path.join(src, 'libcorpus.so'), d)
+        exe = os.path.join(d, 'pie')
+        shutil.copy(os.path.join(src, 'pie'), exe)
+        out = os.path.join(self.tmp, 'lie.data')
+        corpus.record_dwarf(exe, out, 150, 16384)
+        sec, _ = corpus.section(os.path.join(src, 'pie'), self.tmp)
+        with open(sec, 'rb') as f:
+            good = f.read()
+        cases = (
+            # The issue's example: v3 flags cleared, 1 frame instead of 26.
+            ({3: 0}, 'FDEs not sorted in a linked object'),
+            # AMD64 made AArch64: its fixed RA offset gives it away, and
+            # without that the file's machine does.
+            ({4: 2}, 'fixed RA offset not the ABI\'s'),
+            ({4: 2, 6: 0}, 'ABI AARCH64 (little endian), not the file\'s machine (62)'),
+            ({6: 0xf0}, 'fixed RA offset not the ABI\'s'),
+            ({8: good[8] - 1}, 'FDE count does not fill the FDE sub-section'),
+        )
+        for change, why in cases:
+            with self.subTest(change=change):
+                bad = bytearray(good)
+                for off, val in change.items():
+                    bad[off] = val
+                with open(sec + '.lie', 'wb') as f:
+                    f.write(bad)
+                # Same build ID: perf reads it at the recorded path.
+                common.run(['objcopy', '--update-section', '.sframe=' + sec + '.lie',
+                            os.path.join(src, 'pie'), exe])
+                r = common.run([common.PERF, 'script', '-i', out, '-F', 'ip',
+                                '--unwind-style', 'sframe-only'])
+                self.assertIn('%s: invalid .sframe (%s)' % (exe, why), r.stderr)
+                st = common.stats_block(r.stderr, 'SFrame unwinding')
+                self.assertEqual(st['sections rejected'], 1, r.stderr)
+
     def test_unreadable_section_rejected(self):
         """A .sframe whose section header points past the end of the file
         is rejected with the reason and counted, like an invalid one."""
