@@ -267,28 +267,13 @@ static int apply_relocs(Elf *elf, Elf_Scn *scn, u64 addr, u8 *buf, size_t size,
 
 static const char *reg_name(const struct sframe_section *sec, u8 reg)
 {
+	const struct sframe_abi *abi = sframe__abi(sec->abi);
 	static char buf[16];
 
-	switch (sec->abi) {
-	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:
-		if (reg == 7)
-			return "sp";
-		if (reg == 6)
-			return "fp";
-		break;
-	case SFRAME_ABI_S390X_ENDIAN_BIG:
-		if (reg == 15)
-			return "sp";
-		if (reg == 11)
-			return "fp";
-		break;
-	default:
-		if (reg == 31)
-			return "sp";
-		if (reg == 29)
-			return "fp";
-		break;
-	}
+	if (abi && reg == abi->sp)
+		return "sp";
+	if (abi && reg == abi->fp)
+		return "fp";
 	snprintf(buf, sizeof(buf), "r%u", reg);
 	return buf;
 }
@@ -342,8 +327,7 @@ static void dump_fdes(const struct sframe_section *sec,
 		bool mask = fde->pc_type == SFRAME_PC_TYPE_MASK;
 
 		bool flex = fde->fde_type == SFRAME_FDE_TYPE_FLEX;
-		bool aarch64 = sec->abi == SFRAME_ABI_AARCH64_ENDIAN_BIG ||
-			       sec->abi == SFRAME_ABI_AARCH64_ENDIAN_LITTLE;
+		bool aarch64 = sframe__abi(sec->abi)->pauth;
 
 		const char *name = dump_syms__name(syms, fde->start,
 						   dump_syms__section(syms, fde));

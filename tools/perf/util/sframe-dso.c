@@ -197,22 +197,6 @@ static int sframe_dso__open(struct dso *dso, char *path, size_t size)
 	return sframe_dso__debuginfod(dso, path, size);
 }
 
-/* The SFrame ABI of code for ELF machine @machine in byte order @data. */
-static int sframe__elf_abi(const GElf_Ehdr *eh)
-{
-	switch (eh->e_machine) {
-	case EM_X86_64:
-		return SFRAME_ABI_AMD64_ENDIAN_LITTLE;
-	case EM_AARCH64:
-		return eh->e_ident[EI_DATA] == ELFDATA2MSB ?
-		       SFRAME_ABI_AARCH64_ENDIAN_BIG : SFRAME_ABI_AARCH64_ENDIAN_LITTLE;
-	case EM_S390:
-		return SFRAME_ABI_S390X_ENDIAN_BIG;
-	default:
-		return -1;
-	}
-}
-
 /*
  * What the decoder cannot see, from the file around the section: its ABI
  * is the file's machine; a linked object's FDEs are sorted (ld sorts them,
@@ -224,7 +208,10 @@ static int sframe__elf_abi(const GElf_Ehdr *eh)
 static int sframe_dso__check(const struct sframe_dso *sd, const GElf_Ehdr *eh,
 			     char *why, size_t size)
 {
-	if (sframe__elf_abi(eh) != sd->sec.abi) {
+	const struct sframe_abi *abi = sframe__abi(sd->sec.abi);
+
+	if (!abi || abi->elf_machine != eh->e_machine ||
+	    abi->big_endian != (eh->e_ident[EI_DATA] == ELFDATA2MSB)) {
 		snprintf(why, size, "ABI %s, not the file's machine (%u)",
 			 sframe__abi_name(sd->sec.abi), eh->e_machine);
 		return -EINVAL;

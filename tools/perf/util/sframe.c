@@ -9,7 +9,9 @@
 #include <string.h>
 #include <byteswap.h>
 #include <endian.h>
+#include <elf.h>
 #include <linux/compiler.h>
+#include <linux/kernel.h>
 #include <linux/zalloc.h>
 
 #include "sframe.h"
@@ -68,33 +70,48 @@ static u64 rd64(const u8 *p, bool swap)
 	return swap ? bswap_64(v) : v;
 }
 
+/*
+ * What the format says of each ABI, in one place: adding an ABI is a row
+ * here (and its FRE layout in sframe__interpret()).
+ */
+static const struct sframe_abi sframe_abis[] = {
+	{
+		.id = SFRAME_ABI_AARCH64_ENDIAN_BIG, .name = "AARCH64 (big endian)",
+		.elf_machine = EM_AARCH64, .big_endian = true, .pauth = true,
+		.max_words = 3, .sp = DW_AARCH64_SP, .fp = DW_AARCH64_FP,
+		.ra = DW_AARCH64_LR,
+	}, {
+		.id = SFRAME_ABI_AARCH64_ENDIAN_LITTLE, .name = "AARCH64 (little endian)",
+		.elf_machine = EM_AARCH64, .pauth = true,
+		.max_words = 3, .sp = DW_AARCH64_SP, .fp = DW_AARCH64_FP,
+		.ra = DW_AARCH64_LR,
+	}, {
+		/* The call pushes the RA at CFA-8: the header says so. */
+		.id = SFRAME_ABI_AMD64_ENDIAN_LITTLE, .name = "AMD64 (little endian)",
+		.elf_machine = EM_X86_64, .fixed_ra = -8,
+		.max_words = 2, .sp = DW_X86_64_SP, .fp = DW_X86_64_FP,
+	}, {
+		.id = SFRAME_ABI_S390X_ENDIAN_BIG, .name = "S390X (big endian)",
+		.elf_machine = EM_S390, .big_endian = true,
+		.max_words = 3, .sp = DW_S390X_SP, .fp = DW_S390X_FP,
+		.ra = DW_S390X_RA,
+	},
+};
+
+const struct sframe_abi *sframe__abi(u8 abi)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sframe_abis); i++) {
+		if (sframe_abis[i].id == abi)
+			return &sframe_abis[i];
+	}
+	return NULL;
+}
+
 const char *sframe__abi_name(u8 abi)
 {
-	switch (abi) {
-	case SFRAME_ABI_AARCH64_ENDIAN_BIG:	return "AARCH64 (big endian)";
-	case SFRAME_ABI_AARCH64_ENDIAN_LITTLE:	return "AARCH64 (little endian)";
-	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:	return "AMD64 (little endian)";
-	case SFRAME_ABI_S390X_ENDIAN_BIG:	return "S390X (big endian)";
-	default:				return "unknown";
-	}
-}
+	const struct sframe_abi *a = sframe__abi(abi);
 
-static bool abi_big_endian(u8 abi)
-{
-	return abi == SFRAME_ABI_AARCH64_ENDIAN_BIG ||
-	       abi == SFRAME_ABI_S390X_ENDIAN_BIG;
-}
-
-static bool abi_aarch64(u8 abi)
-{
-	return abi == SFRAME_ABI_AARCH64_ENDIAN_BIG ||
-	       abi == SFRAME_ABI_AARCH64_ENDIAN_LITTLE;
-}
-
-/* The header's fixed RA offset each ABI has: only AMD64 fixes it. */
-static s8 abi_fixed_ra(u8 abi)
-{
-	return abi == SFRAME_ABI_AMD64_ENDIAN_LITTLE ? -8 : 0;
+	return a ? a->name : "unknown";
 }
 
 /* Size of the FRE's start address field and of one data word. */
@@ -130,7 +147,7 @@ static unsigned int fre_max_words(const struct sframe_section *sec, u8 fde_type)
 {
 	if (fde_type == SFRAME_FDE_TYPE_FLEX)
 		return 6;
-	return sec->abi == SFRAME_ABI_AMD64_ENDIAN_LITTLE ? 2 : 3;
+	return sframe__abi(sec->abi)->max_words;
 }
 
 static int sframe__fail(struct sframe_section *sec, const char *why)
@@ -186,7 +203,7 @@ static const char *sframe__check_fres(const struct sframe_section *sec,
 		if (((info >> 5) & 3) == 3)
 			return "FRE data word size invalid";
 		/* Only AArch64 signs return addresses (PAuth). */
-		if ((info & 0x80) && !abi_aarch64(sec->abi))
+		if ((info & 0x80) && !sframe__abi(sec->abi)->pauth)
 			return "FRE RA signed on an ABI without PAuth";
 		n = fre_word_count(info);
 		if (n > fre_max_words(sec, fde->fde_type))
@@ -266,6 +283,7 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 {
 	const u8 *d = data;
 	u64 hdr_size, fde_off, fre_off, fde_size, total_fres = 0;
+	const struct sframe_abi *abi;
 	const char *spans_why;
 	u32 nr_fdes, nr_fres, fre_len;
 	u8 valid_flags;
@@ -316,11 +334,11 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 	}
 	if (sec->flags & ~valid_flags)
 		return sframe__fail(sec, "unknown flags");
-	if (sec->abi < SFRAME_ABI_AARCH64_ENDIAN_BIG ||
-	    sec->abi > SFRAME_ABI_S390X_ENDIAN_BIG)
+	abi = sframe__abi(sec->abi);
+	if (!abi)
 		return sframe__fail(sec, "unknown ABI");
 	/* The magic says which byte order; it must be the ABI's. */
-	if (abi_big_endian(sec->abi) != (swap == (__BYTE_ORDER == __LITTLE_ENDIAN)))
+	if (abi->big_endian != (swap == (__BYTE_ORDER == __LITTLE_ENDIAN)))
 		return sframe__fail(sec, "byte order does not match the ABI");
 	if (hdr_size > size)
 		return sframe__fail(sec, "auxiliary header beyond the section");
@@ -332,7 +350,7 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 	 * keeps the FP at a fixed offset.  Another value would move every RA
 	 * or FP the rows do not give themselves.
 	 */
-	if (sec->fixed_ra != abi_fixed_ra(sec->abi))
+	if (sec->fixed_ra != abi->fixed_ra)
 		return sframe__fail(sec, "fixed RA offset not the ABI's");
 	if (sec->fixed_fp)
 		return sframe__fail(sec, "fixed FP offset not the ABI's");
@@ -418,7 +436,7 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 			return sframe__fail(sec, "unknown FRE type");
 		if (fde->pc_type == SFRAME_PC_TYPE_MASK && !fde->rep_size)
 			return sframe__fail(sec, "PCMASK FDE with no block size");
-		if (fde->pauth_key && !abi_aarch64(sec->abi))
+		if (fde->pauth_key && !sframe__abi(sec->abi)->pauth)
 			return sframe__fail(sec, "PAuth key on an ABI without PAuth");
 
 		/*
@@ -533,9 +551,9 @@ static void sframe__interpret(const struct sframe_section *sec,
 			      const u8 *w, struct sframe_fre *fre)
 {
 	unsigned int n = fre_word_count(info), sz = fre_word_size(info);
+	const struct sframe_abi *abi = sframe__abi(sec->abi);
 	bool sp_based = info & 1;
 	s32 cfa_off;
-	u8 sp, fp;
 
 	fre->info = info;
 	fre->cfi = false;
@@ -543,21 +561,6 @@ static void sframe__interpret(const struct sframe_section *sec,
 	fre->signal = fde->signal;
 	fre->ra_fixed = fre->fp_fixed = false;
 	sframe__set_rule(&fre->fp, SFRAME_RULE_SAME, 0, 0);
-
-	switch (sec->abi) {
-	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:
-		sp = DW_X86_64_SP;
-		fp = DW_X86_64_FP;
-		break;
-	case SFRAME_ABI_S390X_ENDIAN_BIG:
-		sp = DW_S390X_SP;
-		fp = DW_S390X_FP;
-		break;
-	default:
-		sp = DW_AARCH64_SP;
-		fp = DW_AARCH64_FP;
-		break;
-	}
 
 	/* No data words at all: the RA is undefined, the outermost frame. */
 	if (!n) {
@@ -598,7 +601,8 @@ static void sframe__interpret(const struct sframe_section *sec,
 	cfa_off = fre_word(w, sz, 0, sec->swap);
 	if (sec->abi == SFRAME_ABI_S390X_ENDIAN_BIG)
 		cfa_off = (s64)cfa_off * S390X_CFA_ALIGN + S390X_CFA_ADJUST;
-	sframe__set_rule(&fre->cfa, SFRAME_RULE_REG, sp_based ? sp : fp, cfa_off);
+	sframe__set_rule(&fre->cfa, SFRAME_RULE_REG, sp_based ? abi->sp : abi->fp,
+			 cfa_off);
 
 	switch (sec->abi) {
 	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:
@@ -626,7 +630,7 @@ static void sframe__interpret(const struct sframe_section *sec,
 		s32 ra = n > 1 ? fre_word(w, sz, 1, sec->swap) : 0;
 		bool regs = sec->version == SFRAME_VERSION_2;
 
-		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, DW_S390X_RA, 0);
+		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, abi->ra, 0);
 		if (regs && (ra & 1))
 			sframe__set_rule(&fre->ra, SFRAME_RULE_REG, ra >> 1, 0);
 		else if (ra)
@@ -641,9 +645,11 @@ static void sframe__interpret(const struct sframe_section *sec,
 		}
 		break;
 	}
-	default:
+	case SFRAME_ABI_AARCH64_ENDIAN_BIG:
+	case SFRAME_ABI_AARCH64_ENDIAN_LITTLE:
+	default:	/* no other ABI decodes */
 		/* AArch64: the RA stays in LR until a frame record is made. */
-		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, DW_AARCH64_LR, 0);
+		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, abi->ra, 0);
 		if (n > 1)
 			sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0,
 					 fre_word(w, sz, 1, sec->swap));

@@ -148,6 +148,21 @@ int sframe__find_fre(const struct sframe_section *sec, u64 pc,
 int sframe__get_fre(const struct sframe_section *sec, u32 fde_idx,
 		    u32 fre_idx, struct sframe_fre *fre);
 
+/* What the format says of an ABI: one row per SFRAME_ABI_*. */
+struct sframe_abi {
+	u8		id;		/* SFRAME_ABI_* */
+	const char	*name;
+	u16		elf_machine;	/* EM_* of its code */
+	bool		big_endian;
+	bool		pauth;		/* RAs may be signed (AArch64 PAuth) */
+	s8		fixed_ra;	/* the header's fixed RA offset; 0: none */
+	u8		max_words;	/* data words of a default FDE's FRE */
+	u8		sp, fp;		/* DWARF numbers of SP and FP */
+	u8		ra;		/* where an RA not saved is (LR), or 0 */
+};
+
+/* The row of @abi, NULL if the format defines no such ABI. */
+const struct sframe_abi *sframe__abi(u8 abi);
 const char *sframe__abi_name(u8 abi);
 
 /* Unwinding a copied user stack (x86_64 for now). */
