@@ -278,17 +278,226 @@ static const char *sframe__check_spans(const struct sframe_section *sec)
 	return why;
 }
 
+/* The fixed header, in host byte order (binutils' sframe_header). */
+struct sframe_header {
+	u16	magic;
+	u8	version;
+	u8	flags;
+	u8	abi;
+	s8	fixed_fp;
+	s8	fixed_ra;
+	u8	auxhdr_len;
+	u32	nr_fdes;
+	u32	nr_fres;
+	u32	fre_len;
+	u32	fde_off;	/* from the end of the header */
+	u32	fre_off;
+};
+
+/* Where the header's fields are, in every version. */
+#define SFRAME_HDR_VERSION	2
+#define SFRAME_HDR_FLAGS	3
+#define SFRAME_HDR_ABI		4
+#define SFRAME_HDR_FIXED_FP	5
+#define SFRAME_HDR_FIXED_RA	6
+#define SFRAME_HDR_AUXHDR_LEN	7
+#define SFRAME_HDR_NR_FDES	8
+#define SFRAME_HDR_NR_FRES	12
+#define SFRAME_HDR_FRE_LEN	16
+#define SFRAME_HDR_FDE_OFF	20
+#define SFRAME_HDR_FRE_OFF	24
+
+static void sframe__read_header(const u8 *d, bool swap, struct sframe_header *h)
+{
+	h->magic = rd16(d, swap);
+	h->version = d[SFRAME_HDR_VERSION];
+	h->flags = d[SFRAME_HDR_FLAGS];
+	h->abi = d[SFRAME_HDR_ABI];
+	h->fixed_fp = (s8)d[SFRAME_HDR_FIXED_FP];
+	h->fixed_ra = (s8)d[SFRAME_HDR_FIXED_RA];
+	h->auxhdr_len = d[SFRAME_HDR_AUXHDR_LEN];
+	h->nr_fdes = rd32(d + SFRAME_HDR_NR_FDES, swap);
+	h->nr_fres = rd32(d + SFRAME_HDR_NR_FRES, swap);
+	h->fre_len = rd32(d + SFRAME_HDR_FRE_LEN, swap);
+	h->fde_off = rd32(d + SFRAME_HDR_FDE_OFF, swap);
+	h->fre_off = rd32(d + SFRAME_HDR_FRE_OFF, swap);
+}
+
+/*
+ * Stage 1: the header on its own, and that the sub-sections it points to
+ * lie in the section.  Sets the FDE size of the version in @fde_size.
+ */
+static const char *sframe__check_header(const struct sframe_section *sec,
+					const struct sframe_header *h,
+					u64 *fde_size)
+{
+	u64 hdr_size = SFRAME_HDR_SIZE + h->auxhdr_len;
+	const struct sframe_abi *abi;
+	u8 valid_flags;
+
+	switch (h->version) {
+	case SFRAME_VERSION_1:
+		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FRAME_POINTER;
+		*fde_size = SFRAME_V1_FDE_SIZE;
+		break;
+	case SFRAME_VERSION_2:
+		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FRAME_POINTER |
+			      SFRAME_F_FDE_FUNC_START_PCREL;
+		*fde_size = SFRAME_V2_FDE_SIZE;
+		break;
+	case SFRAME_VERSION_3:
+		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL;
+		*fde_size = SFRAME_V3_FDE_SIZE;
+		break;
+	default:
+		return "unknown version";
+	}
+	if (h->flags & ~valid_flags)
+		return "unknown flags";
+	abi = sframe__abi(h->abi);
+	if (!abi)
+		return "unknown ABI";
+	/* The magic says which byte order; it must be the ABI's. */
+	if (abi->big_endian != (sec->swap == (__BYTE_ORDER == __LITTLE_ENDIAN)))
+		return "byte order does not match the ABI";
+	if (hdr_size > sec->size)
+		return "auxiliary header beyond the section";
+	/* No SFrame version defines one: its bytes would be read as FDEs. */
+	if (hdr_size != SFRAME_HDR_SIZE)
+		return "auxiliary header of unknown layout";
+	/*
+	 * The ABI fixes these: the AMD64 call pushes the RA at CFA-8, no ABI
+	 * keeps the FP at a fixed offset.  Another value would move every RA
+	 * or FP the rows do not give themselves.
+	 */
+	if (h->fixed_ra != abi->fixed_ra)
+		return "fixed RA offset not the ABI's";
+	if (h->fixed_fp)
+		return "fixed FP offset not the ABI's";
+	if (h->fde_off > h->fre_off)
+		return "FDEs after FREs";
+	/* u64 arithmetic: none of these can wrap. */
+	if (hdr_size + h->fde_off + h->nr_fdes * *fde_size > hdr_size + h->fre_off)
+		return "FDE count overflows the FDE sub-section";
+	/* The FREs follow the FDEs: a smaller count hides functions. */
+	if (h->fde_off + h->nr_fdes * *fde_size != h->fre_off)
+		return "FDE count does not fill the FDE sub-section";
+	if (hdr_size + h->fre_off + h->fre_len > sec->size)
+		return "FRE sub-section beyond the section";
+	if (sec->addr + sec->size < sec->addr)
+		return "section address wraps";
+	if (!h->nr_fdes && (h->nr_fres || h->fre_len))
+		return "FRE count does not match the FDEs";
+	return NULL;
+}
+
+/*
+ * Stage 2: FDE @i, at offset @pos of the section, into sec->fdes[i]: its
+ * fields, its place among the FDEs before it, and its FREs (stage 2b,
+ * sframe__check_fres()).  @total_fres counts the FREs so far.
+ */
+static const char *sframe__read_fde(struct sframe_section *sec, u32 i, u64 pos,
+				    u64 *total_fres)
+{
+	struct sframe_fde *fde = &sec->fdes[i];
+	const u8 *f = sec->data + pos;
+	bool swap = sec->swap;
+	u64 raw_fre_off, fre_end;
+	u8 info, info2 = 0;
+	const char *why;
+	s64 start_off;
+
+	if (sec->version == SFRAME_VERSION_3) {
+		const u8 *attr;
+
+		start_off = (s64)rd64(f, swap);
+		fde->size = rd32(f + 8, swap);
+		fde->fre_off = rd32(f + 12, swap);
+		raw_fre_off = fde->fre_off;
+		if ((u64)fde->fre_off + SFRAME_V3_ATTR_SIZE > sec->fre_len)
+			return "FDE attributes beyond the FRE sub-section";
+		attr = sec->fres + fde->fre_off;
+		fde->nr_fres = rd16(attr, swap);
+		info = attr[2];
+		info2 = attr[3];
+		fde->rep_size = attr[4];
+		fde->fre_off += SFRAME_V3_ATTR_SIZE;
+		fde->signal = info >> 7;
+		fde->fde_type = info2 & 0x1f;
+		if (fde->fde_type > SFRAME_FDE_TYPE_FLEX)
+			return "unknown FDE type";
+		if ((info & 0x40) || (info2 & 0xe0))
+			return "FDE reserved bits set";
+	} else {
+		start_off = (s32)rd32(f, swap);
+		fde->size = rd32(f + 4, swap);
+		fde->fre_off = rd32(f + 8, swap);
+		raw_fre_off = fde->fre_off;
+		fde->nr_fres = rd32(f + 12, swap);
+		info = f[16];
+		/*
+		 * v1 FDEs have no block size: binutils 2.40 only emits PCMASK
+		 * FDEs for 16-byte x86 PLT entries.
+		 */
+		fde->rep_size = sec->version == SFRAME_VERSION_1 ? 16 : f[17];
+		if ((info & 0xc0) ||
+		    (sec->version == SFRAME_VERSION_2 && (f[18] || f[19])))
+			return "FDE reserved bits set";
+	}
+	fde->fre_type = info & 0xf;
+	fde->pc_type = (info >> 4) & 1;
+	fde->pauth_key = (info >> 5) & 1;
+	if (fde->fre_type > SFRAME_FRE_TYPE_ADDR4)
+		return "unknown FRE type";
+	if (fde->pc_type == SFRAME_PC_TYPE_MASK && !fde->rep_size)
+		return "PCMASK FDE with no block size";
+	if (fde->pauth_key && !sframe__abi(sec->abi)->pauth)
+		return "PAuth key on an ABI without PAuth";
+
+	/*
+	 * Start: relative to the start field itself with PCREL (v3 always
+	 * has it), else to the section start.
+	 */
+	if (sec->flags & SFRAME_F_FDE_FUNC_START_PCREL)
+		start_off += pos;
+	fde->start = sec->addr + start_off;
+	if ((start_off < 0 && fde->start > sec->addr) ||
+	    (start_off > 0 && fde->start < sec->addr))
+		return "FDE start address wraps";
+	if (fde->start + fde->size < fde->start)
+		return "FDE end address wraps";
+	if (i && (sec->flags & SFRAME_F_FDE_SORTED) &&
+	    fde->start < sec->fdes[i - 1].start)
+		return "FDEs not sorted";
+	/* Two rows for one PC: which one holds is anybody's guess. */
+	if (i && (sec->flags & SFRAME_F_FDE_SORTED) && fde->size &&
+	    sec->fdes[i - 1].start + sec->fdes[i - 1].size > fde->start)
+		return "FDEs overlap";
+
+	*total_fres += fde->nr_fres;
+	if (*total_fres > sec->nr_fres)
+		return "FDEs use more FREs than the header counts";
+	why = sframe__check_fres(sec, fde, &fre_end);
+	if (why)
+		return why;
+	fde->fre_start = raw_fre_off;
+	fde->fre_end = fre_end;
+	return NULL;
+}
+
+/*
+ * Validation in stages, each relying on the one before: the header
+ * (sframe__check_header()), each FDE and its FREs (sframe__read_fde()),
+ * then the FREs of all FDEs together (sframe__check_spans()).
+ */
 int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 		   u64 addr)
 {
+	struct sframe_header h;
+	u64 fde_size, total_fres = 0;
 	const u8 *d = data;
-	u64 hdr_size, fde_off, fre_off, fde_size, total_fres = 0;
-	const struct sframe_abi *abi;
-	const char *spans_why;
-	u32 nr_fdes, nr_fres, fre_len;
-	u8 valid_flags;
+	const char *why;
 	u16 magic;
-	bool swap = false;
 
 	memset(sec, 0, sizeof(*sec));
 	sec->data = d;
@@ -299,184 +508,46 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 		return sframe__fail(sec, "section smaller than a header");
 	magic = rd16(d, false);
 	if (magic == bswap_16(SFRAME_MAGIC))
-		swap = true;
+		sec->swap = true;
 	else if (magic != SFRAME_MAGIC)
 		return sframe__fail(sec, "bad magic");
-	sec->swap = swap;
-	sec->version = d[2];
-	sec->flags = d[3];
-	sec->abi = d[4];
-	sec->fixed_fp = (s8)d[5];
-	sec->fixed_ra = (s8)d[6];
-	hdr_size = SFRAME_HDR_SIZE + d[7];
-	nr_fdes = rd32(d + 8, swap);
-	nr_fres = rd32(d + 12, swap);
-	fre_len = rd32(d + 16, swap);
-	fde_off = rd32(d + 20, swap);
-	fre_off = rd32(d + 24, swap);
+	sframe__read_header(d, sec->swap, &h);
+	sec->version = h.version;
+	sec->flags = h.flags;
+	sec->abi = h.abi;
+	sec->fixed_fp = h.fixed_fp;
+	sec->fixed_ra = h.fixed_ra;
+	why = sframe__check_header(sec, &h, &fde_size);
+	if (why)
+		return sframe__fail(sec, why);
 
-	switch (sec->version) {
-	case SFRAME_VERSION_1:
-		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FRAME_POINTER;
-		fde_size = SFRAME_V1_FDE_SIZE;
-		break;
-	case SFRAME_VERSION_2:
-		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FRAME_POINTER |
-			      SFRAME_F_FDE_FUNC_START_PCREL;
-		fde_size = SFRAME_V2_FDE_SIZE;
-		break;
-	case SFRAME_VERSION_3:
-		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL;
-		fde_size = SFRAME_V3_FDE_SIZE;
-		break;
-	default:
-		return sframe__fail(sec, "unknown version");
-	}
-	if (sec->flags & ~valid_flags)
-		return sframe__fail(sec, "unknown flags");
-	abi = sframe__abi(sec->abi);
-	if (!abi)
-		return sframe__fail(sec, "unknown ABI");
-	/* The magic says which byte order; it must be the ABI's. */
-	if (abi->big_endian != (swap == (__BYTE_ORDER == __LITTLE_ENDIAN)))
-		return sframe__fail(sec, "byte order does not match the ABI");
-	if (hdr_size > size)
-		return sframe__fail(sec, "auxiliary header beyond the section");
-	/* No SFrame version defines one: its bytes would be read as FDEs. */
-	if (hdr_size != SFRAME_HDR_SIZE)
-		return sframe__fail(sec, "auxiliary header of unknown layout");
-	/*
-	 * The ABI fixes these: the AMD64 call pushes the RA at CFA-8, no ABI
-	 * keeps the FP at a fixed offset.  Another value would move every RA
-	 * or FP the rows do not give themselves.
-	 */
-	if (sec->fixed_ra != abi->fixed_ra)
-		return sframe__fail(sec, "fixed RA offset not the ABI's");
-	if (sec->fixed_fp)
-		return sframe__fail(sec, "fixed FP offset not the ABI's");
-	if (fde_off > fre_off)
-		return sframe__fail(sec, "FDEs after FREs");
-	/* u64 arithmetic: none of these can wrap. */
-	if (hdr_size + fde_off + nr_fdes * fde_size > hdr_size + fre_off)
-		return sframe__fail(sec, "FDE count overflows the FDE sub-section");
-	/* The FREs follow the FDEs: a smaller count hides functions. */
-	if (fde_off + nr_fdes * fde_size != fre_off)
-		return sframe__fail(sec, "FDE count does not fill the FDE sub-section");
-	if (hdr_size + fre_off + fre_len > size)
-		return sframe__fail(sec, "FRE sub-section beyond the section");
-	if (addr + size < addr)
-		return sframe__fail(sec, "section address wraps");
-
-	sec->fres = d + hdr_size + fre_off;
-	sec->fre_len = fre_len;
-	sec->nr_fdes = nr_fdes;
-	sec->nr_fres = nr_fres;
-	if (!nr_fdes) {
-		if (nr_fres || fre_len)
-			return sframe__fail(sec, "FRE count does not match the FDEs");
+	sec->fres = d + SFRAME_HDR_SIZE + h.fre_off;
+	sec->fre_len = h.fre_len;
+	sec->nr_fdes = h.nr_fdes;
+	sec->nr_fres = h.nr_fres;
+	if (!h.nr_fdes)
 		return 0;
-	}
 
-	sec->fdes = calloc(nr_fdes, sizeof(*sec->fdes));
+	sec->fdes = calloc(h.nr_fdes, sizeof(*sec->fdes));
 	if (!sec->fdes) {
 		sec->err = "out of memory";
 		return -ENOMEM;
 	}
-
-	for (u32 i = 0; i < nr_fdes; i++) {
-		struct sframe_fde *fde = &sec->fdes[i];
-		u64 pos = hdr_size + fde_off + i * fde_size;
-		const u8 *f = d + pos;
-		s64 start_off;
-		u64 raw_fre_off, fre_end;
-		u8 info, info2 = 0;
-		const char *why;
-
-		if (sec->version == SFRAME_VERSION_3) {
-			const u8 *attr;
-
-			start_off = (s64)rd64(f, swap);
-			fde->size = rd32(f + 8, swap);
-			fde->fre_off = rd32(f + 12, swap);
-			raw_fre_off = fde->fre_off;
-			if ((u64)fde->fre_off + SFRAME_V3_ATTR_SIZE > fre_len)
-				return sframe__fail(sec, "FDE attributes beyond the FRE sub-section");
-			attr = sec->fres + fde->fre_off;
-			fde->nr_fres = rd16(attr, swap);
-			info = attr[2];
-			info2 = attr[3];
-			fde->rep_size = attr[4];
-			fde->fre_off += SFRAME_V3_ATTR_SIZE;
-			fde->signal = info >> 7;
-			fde->fde_type = info2 & 0x1f;
-			if (fde->fde_type > SFRAME_FDE_TYPE_FLEX)
-				return sframe__fail(sec, "unknown FDE type");
-			if ((info & 0x40) || (info2 & 0xe0))
-				return sframe__fail(sec, "FDE reserved bits set");
-		} else {
-			start_off = (s32)rd32(f, swap);
-			fde->size = rd32(f + 4, swap);
-			fde->fre_off = rd32(f + 8, swap);
-			raw_fre_off = fde->fre_off;
-			fde->nr_fres = rd32(f + 12, swap);
-			info = f[16];
-			/*
-			 * v1 FDEs have no block size: binutils 2.40 only
-			 * emits PCMASK FDEs for 16-byte x86 PLT entries.
-			 */
-			fde->rep_size = sec->version == SFRAME_VERSION_1 ? 16 : f[17];
-			if ((info & 0xc0) ||
-			    (sec->version == SFRAME_VERSION_2 && (f[18] || f[19])))
-				return sframe__fail(sec, "FDE reserved bits set");
-		}
-		fde->fre_type = info & 0xf;
-		fde->pc_type = (info >> 4) & 1;
-		fde->pauth_key = (info >> 5) & 1;
-		if (fde->fre_type > SFRAME_FRE_TYPE_ADDR4)
-			return sframe__fail(sec, "unknown FRE type");
-		if (fde->pc_type == SFRAME_PC_TYPE_MASK && !fde->rep_size)
-			return sframe__fail(sec, "PCMASK FDE with no block size");
-		if (fde->pauth_key && !sframe__abi(sec->abi)->pauth)
-			return sframe__fail(sec, "PAuth key on an ABI without PAuth");
-
-		/*
-		 * Start: relative to the start field itself with PCREL (v3
-		 * always has it), else to the section start.
-		 */
-		if (sec->flags & SFRAME_F_FDE_FUNC_START_PCREL)
-			start_off += pos;
-		fde->start = addr + start_off;
-		if ((start_off < 0 && fde->start > addr) ||
-		    (start_off > 0 && fde->start < addr))
-			return sframe__fail(sec, "FDE start address wraps");
-		if (fde->start + fde->size < fde->start)
-			return sframe__fail(sec, "FDE end address wraps");
-		if (i && (sec->flags & SFRAME_F_FDE_SORTED) &&
-		    fde->start < sec->fdes[i - 1].start)
-			return sframe__fail(sec, "FDEs not sorted");
-		/* Two rows for one PC: which one holds is anybody's guess. */
-		if (i && (sec->flags & SFRAME_F_FDE_SORTED) && fde->size &&
-		    sec->fdes[i - 1].start + sec->fdes[i - 1].size > fde->start)
-			return sframe__fail(sec, "FDEs overlap");
-
-		total_fres += fde->nr_fres;
-		if (total_fres > nr_fres)
-			return sframe__fail(sec, "FDEs use more FREs than the header counts");
-		why = sframe__check_fres(sec, fde, &fre_end);
+	for (u32 i = 0; i < h.nr_fdes; i++) {
+		why = sframe__read_fde(sec, i, SFRAME_HDR_SIZE + h.fde_off +
+				       i * fde_size, &total_fres);
 		if (why)
 			return sframe__fail(sec, why);
-		fde->fre_start = raw_fre_off;
-		fde->fre_end = fre_end;
 	}
-	if (total_fres != nr_fres)
+	if (total_fres != h.nr_fres)
 		return sframe__fail(sec, "FRE count does not match the FDEs");
-	spans_why = sframe__check_spans(sec);
-	if (spans_why)
-		return sframe__fail(sec, spans_why);
+	why = sframe__check_spans(sec);
+	if (why)
+		return sframe__fail(sec, why);
 
 	/* Unlinked objects need not be sorted: the lookup needs it. */
 	if (!(sec->flags & SFRAME_F_FDE_SORTED))
-		qsort(sec->fdes, nr_fdes, sizeof(*sec->fdes), fde_cmp);
+		qsort(sec->fdes, h.nr_fdes, sizeof(*sec->fdes), fde_cmp);
 	return 0;
 }
 
