@@ -121,6 +121,55 @@ class Decoder(unittest.TestCase):
                 ['nm', os.path.join(self.dir, 'v%d' % v, 'pie')],
                 stdout=subprocess.PIPE, text=True).stdout)
 
+    def test_relocatable_objects(self):
+        """A .o: its function starts are relocations, applied before the
+        dump: each FDE at its function's offset in its section, named, and
+        .text's functions covered."""
+        for v, suite in corpus.VERSIONS.items():
+            with self.subTest(version=v):
+                tc = corpus.toolchain(suite)
+                obj = os.path.join(self.tmp, 'corpus-v%d.o' % v)
+                cc = ['gcc', '-O2', '-g', '-c', '-Wa,--gsframe']
+                if tc:
+                    cc.append('-B%s/bin/' % tc)
+                common.run(cc + ['-o', obj, os.path.join(corpus.SRC, 'corpus.c')])
+                r = common.run([common.PERF, 'sframe', 'dump', obj])
+                self.assertEqual(r.stderr, '')
+                named = dict((m[2], (int(m[0], 16), int(m[1]))) for m in re.findall(
+                    r'pc = (0x[0-9a-f]+|0), size = (\d+) bytes <(\S+)>', r.stdout))
+                nm = common.run(['nm', '-S', obj]).stdout
+                syms = {f[3]: (int(f[0], 16), int(f[1], 16)) for f in
+                        (line.split() for line in nm.splitlines())
+                        if len(f) == 4 and f[2] in 'tT'}
+                self.assertIn('recurse', named)
+                self.assertIn('main', named)
+                for name, where in named.items():
+                    self.assertEqual(where, syms[name], name)
+                m = re.search(r'(\d+) of (\d+) functions in .text without FREs',
+                              r.stdout)
+                self.assertEqual(m.group(1), '0', r.stdout)
+                self.assertGreater(int(m.group(2)), 5)
+
+    def test_dump_layout(self):
+        """No line of a dump ends in blanks; the summary of a static
+        binary counts the functions without FREs rather than listing
+        them, the full dump lists them."""
+        for v in corpus.VERSIONS:
+            for var in corpus.VARIANTS:
+                path = os.path.join(self.dir, 'v%d' % v, var)
+                out = self.ours(path)
+                self.assertEqual([l for l in out.splitlines() if l != l.rstrip()],
+                                 [], path)
+        static = os.path.join(self.dir, 'v3', 'static')
+        s = common.run([common.PERF, 'sframe', 'dump', '-s', static]).stdout
+        m = re.search(r'(\d+) of (\d+) functions in .text without FREs', s)
+        self.assertGreater(int(m.group(1)), 1000)
+        self.assertNotIn('functions without FREs:', s)
+        self.assertLess(len(s.splitlines()), 20)
+        full = self.ours(static)
+        self.assertIn('functions without FREs:', full)
+        self.assertIn('\n      __libc_start_main\n', full)
+
     def rewrite(self, path, fn):
         """Copy of ELF PATH whose .sframe is FN(bytes, address)."""
         sec, addr = corpus.section(path, self.tmp)

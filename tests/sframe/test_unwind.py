@@ -7,6 +7,7 @@ import collections
 import os
 import re
 import shutil
+import struct
 import tempfile
 import unittest
 
@@ -174,17 +175,192 @@ class Unwind(unittest.TestCase):
                 self.assertEqual(st['samples unwound'], n, r.stderr)
                 self.assertEqual(st['sections rejected'], 0)
                 self.assertEqual(st['deferred snapshots'], 0)
-                # The frames shown came from SFrame or, in the hybrid
-                # style, from libdw after it; not counted: samples without
-                # a stack copy, and in the hybrid style those left wholly
-                # to libdw (no row for their first frame).
-                by = st['frames by SFrame'] + st['frames by libdw after']
+                # Each sample's first frame is its registers; each caller
+                # frame is counted once, by what found it.  perf script
+                # may show a frame twice (a signal handler's), so the sum
+                # is the frames shown but for a handful.
+                by = st['samples unwound'] + st['frames by SFrame'] + \
+                    st['frames by .eh_frame'] + st['frames by libdw after']
                 self.assertLessEqual(by, frames, r.stderr)
                 self.assertGreater(by, frames * 0.99, r.stderr)
                 self.assertGreater(st['frames by SFrame'], frames / 2)
+                self.assertEqual(st['frames by fp after'], 0)
                 if style == 'sframe-only':
                     self.assertEqual(st['frames by libdw after'], 0)
+                    self.assertEqual(st['frames by .eh_frame'], 0)
+                    # libc's start code has no .sframe: every stack ends
+                    # there, and perf says so once.
+                    self.assertEqual(st['samples stopped early'], n)
+                    self.assertEqual(r.stderr.count('sframe-only: no .sframe row for'),
+                                     1, r.stderr)
+                else:
+                    # .eh_frame rows carry SFrame through libc's start code.
+                    self.assertGreater(st['frames by .eh_frame'], n / 2)
+                    self.assertLess(st['samples stopped early'], n / 20)
+                    self.assertNotIn('sframe-only:', r.stderr)
+                self.assertLess(st['samples without .sframe'], n / 20)
+                self.assertNotIn('none of the', r.stderr)
 
+    def test_styles_tried_in_order(self):
+        """sframe-only,libdw: SFrame alone where the sample's first frame
+        has .sframe, libdw for the samples whose first frame has none."""
+        data = self.data[(3, 'pie')]
+        only = self.script(data, 'sframe-only')
+        libdw = self.script(data, 'libdw')
+        r = common.run([common.PERF, 'script', '-i', data, '-F', 'tid,ip,sym,dso',
+                        '--unwind-style', 'sframe-only,libdw'])
+        both = chains(r.stdout)
+        self.assertEqual(len(both), len(only))
+        passed = same = 0
+        for o, d, b in zip(only, libdw, both):
+            if b != o:
+                # Left to libdw: SFrame had no row for the first frame.
+                self.assertEqual(len(o), 1)
+                self.assertEqual(b, d)
+                passed += 1
+            same += len(o) == 1 and o == d
+        # Only the samples SFrame unwound are counted as such.
+        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        self.assertLessEqual(st['samples unwound'], len(only) - passed)
+        self.assertGreaterEqual(st['samples unwound'], len(only) - passed - same)
+        self.assertEqual(st['samples without .sframe'], 0)
+
+    def test_report_stats_block(self):
+        """perf report --stats with an sframe style unwinds the samples to
+        count them: the block perf script prints, on stdout; and the stdio
+        report says the same in its header."""
+        data = self.data[(3, 'pie')]
+        for style in ('sframe', 'sframe-only'):
+            with self.subTest(style=style):
+                s = common.run([common.PERF, 'script', '-i', data, '-F', 'ip',
+                                '--unwind-style', style])
+                want = common.stats_block(s.stderr, 'SFrame unwinding')
+                r = common.run([common.PERF, 'report', '--stats', '-i', data,
+                                '--unwind-style', style])
+                self.assertEqual(common.stats_block(r.stdout, 'SFrame unwinding'),
+                                 want, r.stdout)
+                r = common.run([common.PERF, 'report', '--stdio', '-i', data,
+                                '--unwind-style', style])
+                self.assertIn('# SFrame unwinding: %d samples, 0 deferred snapshots; '
+                              'caller frames by .sframe %d, .eh_frame %d, libdw %d, '
+                              'frame pointers 0; ' %
+                              (want['samples unwound'], want['frames by SFrame'],
+                               want['frames by .eh_frame'],
+                               want['frames by libdw after']), r.stdout)
+        r = common.run([common.PERF, 'report', '--stats', '-i', data,
+                        '--unwind-style', 'libdw'])
+        self.assertNotIn('SFrame unwinding', r.stdout)
+
+    def test_no_sframe_counted_and_warned(self):
+        """A program without .sframe: the counters say that no frame came
+        from SFrame, the hybrid style says so once and gives libdw's
+        chains, sframe-only says once that it cut the stacks."""
+        d = os.path.join(self.tmp, 'nosf')
+        os.makedirs(d, exist_ok=True)
+        exe = os.path.join(d, 'nopie')
+        common.run(['objcopy', '--remove-section', '.sframe',
+                    os.path.join(self.dir, 'v3', 'nopie'), exe])
+        out = corpus.record_dwarf(exe, os.path.join(self.tmp, 'nosf.data'),
+                                  200, 16384)
+        libdw = self.script(out, 'libdw')
+        r = common.run([common.PERF, 'script', '-i', out, '-F', 'tid,ip,sym,dso',
+                        '--unwind-style', 'sframe'])
+        self.assertEqual(chains(r.stdout), libdw)
+        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        n = st['samples unwound']
+        self.assertEqual(n, len(libdw))
+        self.assertEqual(st['frames by SFrame'], 0, r.stderr)
+        self.assertEqual(st['samples without .sframe'], n)
+        self.assertGreater(st['frames by .eh_frame'] + st['frames by libdw after'],
+                           n * 10)
+        self.assertEqual(r.stderr.count(
+            'SFrame: none of the %d samples unwound had a .sframe row' % n), 1,
+            r.stderr)
+        r = common.run([common.PERF, 'script', '-i', out, '-F', 'tid,ip,sym,dso',
+                        '--unwind-style', 'sframe-only'])
+        self.assertEqual(max(len(c) for c in chains(r.stdout)), 1)
+        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        self.assertEqual(st['samples stopped early'], n)
+        self.assertEqual(st['frames by SFrame'] + st['frames by .eh_frame'] +
+                         st['frames by libdw after'], 0)
+        self.assertEqual(r.stderr.count('sframe-only: no .sframe row for'), 1)
+        self.assertIn(': user stacks end there', r.stderr)
+        # Tried in order: sframe-only has nothing for these samples.
+        self.assertEqual(self.script(out, 'sframe-only,libdw'), libdw)
+        self.assertIn('SFrame: none of the %d samples unwound had a .sframe row' % n,
+                      r.stderr)
+
+    def test_lying_sections_rejected(self):
+        """Sections whose bytes decode but contradict the file around
+        them: each rejected with its reason, never unwound through."""
+        src = os.path.join(self.dir, 'v3')
+        d = os.path.join(self.tmp, 'lie')
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(os.path.join(src, 'libcorpus.so'), d)
+        exe = os.path.join(d, 'pie')
+        shutil.copy(os.path.join(src, 'pie'), exe)
+        out = os.path.join(self.tmp, 'lie.data')
+        corpus.record_dwarf(exe, out, 150, 16384)
+        sec, _ = corpus.section(os.path.join(src, 'pie'), self.tmp)
+        with open(sec, 'rb') as f:
+            good = f.read()
+        cases = (
+            # The issue's example: v3 flags cleared, 1 frame instead of 26.
+            ({3: 0}, 'FDEs not sorted in a linked object'),
+            # AMD64 made AArch64: its fixed RA offset gives it away, and
+            # without that the file's machine does.
+            ({4: 2}, 'fixed RA offset not the ABI\'s'),
+            ({4: 2, 6: 0}, 'ABI AARCH64 (little endian), not the file\'s machine (62)'),
+            ({6: 0xf0}, 'fixed RA offset not the ABI\'s'),
+            ({8: good[8] - 1}, 'FDE count does not fill the FDE sub-section'),
+        )
+        for change, why in cases:
+            with self.subTest(change=change):
+                bad = bytearray(good)
+                for off, val in change.items():
+                    bad[off] = val
+                with open(sec + '.lie', 'wb') as f:
+                    f.write(bad)
+                # Same build ID: perf reads it at the recorded path.
+                common.run(['objcopy', '--update-section', '.sframe=' + sec + '.lie',
+                            os.path.join(src, 'pie'), exe])
+                r = common.run([common.PERF, 'script', '-i', out, '-F', 'ip',
+                                '--unwind-style', 'sframe-only'])
+                self.assertIn('%s: invalid .sframe (%s)' % (exe, why), r.stderr)
+                st = common.stats_block(r.stderr, 'SFrame unwinding')
+                self.assertEqual(st['sections rejected'], 1, r.stderr)
+
+    def test_unreadable_section_rejected(self):
+        """A .sframe whose section header points past the end of the file
+        is rejected with the reason and counted, like an invalid one."""
+        src = os.path.join(self.dir, 'v3')
+        d = os.path.join(self.tmp, 'eof')
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(os.path.join(src, 'pie'), d)
+        lib = os.path.join(d, 'libcorpus.so')
+        with open(os.path.join(src, 'libcorpus.so'), 'rb') as f:
+            elf = bytearray(f.read())
+        shoff, = struct.unpack_from('<Q', elf, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from('<HHH', elf, 0x3a)
+        stroff, = struct.unpack_from('<Q', elf, shoff + shstrndx * shentsize + 0x18)
+        for i in range(shnum):
+            sh = shoff + i * shentsize
+            name, = struct.unpack_from('<I', elf, sh)
+            if elf[stroff + name:].startswith(b'.sframe\0'):
+                struct.pack_into('<Q', elf, sh + 0x18, len(elf) + 0x1000)
+        with open(lib, 'wb') as f:
+            f.write(elf)
+        out = os.path.join(self.tmp, 'eof.data')
+        corpus.record_dwarf(os.path.join(d, 'pie'), out, 150, 16384)
+        r = common.run([common.PERF, 'script', '-i', out, '-F', 'tid,ip,sym,dso',
+                        '--unwind-style', 'sframe'])
+        why = 'section at offset %#x, ' % (len(elf) + 0x1000)
+        self.assertIn('%s: invalid .sframe (%s' % (lib, why), r.stderr)
+        self.assertEqual(r.stderr.count('invalid .sframe'), 1, r.stderr)
+        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        self.assertEqual(st['sections rejected'], 1, r.stderr)
+        self.assertIn('\n    %s: %s' % (lib, why), r.stderr)
+        self.assertIn('past the end of the file (%d bytes)' % len(elf), r.stderr)
 
 if __name__ == '__main__':
     unittest.main()

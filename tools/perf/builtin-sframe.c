@@ -2,8 +2,9 @@
 /*
  * perf sframe dump FILE...: show what perf's SFrame decoder reads in an ELF
  * file: the header, every FDE and its rows in the layout of
- * `readelf --sframe`, then how much of .text the section covers and which
- * functions it leaves out.
+ * `readelf --sframe`, named by the function symbols, then how much of
+ * .text the section covers and which functions it leaves out.  In a
+ * relocatable object the relocations of .sframe are applied first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include <gelf.h>
 #include <linux/compiler.h>
+#include <linux/kernel.h>
 #include <linux/zalloc.h>
 #include <subcmd/parse-options.h>
 
@@ -34,30 +36,244 @@ static const struct option sframe_options[] = {
 	OPT_END()
 };
 
+/* Function symbols by address, to name the FDEs. */
+struct dump_sym {
+	u64		addr;
+	u64		size;
+	const char	*name;
+	u16		shndx;
+};
+
+/*
+ * In a relocatable object every code section starts at 0: an FDE is told
+ * apart by the section its start address is relocated against.
+ */
+struct dump_origin {
+	u64	start;
+	u32	size;
+	u16	shndx;
+	bool	used;
+};
+
+struct dump_syms {
+	struct dump_sym		*v;
+	size_t			n;
+	bool			rel;	/* ET_REL: match sections too */
+	struct dump_origin	*origins;
+	size_t			nr_origins;
+};
+
+static int dump_sym_cmp(const void *a, const void *b)
+{
+	const struct dump_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return 0;
+}
+
+/* The FUNC symbols of .symtab, else of .dynsym (a stripped file). */
+static void dump_syms__load(struct dump_syms *syms, Elf *elf)
+{
+	Elf_Scn *scn = NULL, *best = NULL;
+	GElf_Shdr sh, bsh = { .sh_entsize = 0 };
+	Elf_Data *data;
+	size_t n;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB ||
+		    (sh.sh_type == SHT_DYNSYM && !best)) {
+			best = scn;
+			bsh = sh;
+		}
+	}
+	if (!best || !bsh.sh_entsize)
+		return;
+	data = elf_getdata(best, NULL);
+	n = bsh.sh_size / bsh.sh_entsize;
+	syms->v = calloc(n, sizeof(*syms->v));
+	if (!data || !syms->v)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(data, i, &sym) ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			continue;
+		name = elf_strptr(elf, bsh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		syms->v[syms->n++] = (struct dump_sym){
+			.addr = sym.st_value, .size = sym.st_size, .name = name,
+			.shndx = sym.st_shndx,
+		};
+	}
+	qsort(syms->v, syms->n, sizeof(*syms->v), dump_sym_cmp);
+}
+
+/* The section of a relocatable object's FDE, or -1 if not known. */
+static int dump_syms__section(struct dump_syms *syms,
+			      const struct sframe_fde *fde)
+{
+	for (size_t i = 0; i < syms->nr_origins; i++) {
+		struct dump_origin *o = &syms->origins[i];
+
+		if (!o->used && o->start == fde->start && o->size == fde->size) {
+			o->used = true;
+			return o->shndx;
+		}
+	}
+	return -1;
+}
+
+/* The name of the function starting at @addr (in section @shndx), or NULL. */
+static const char *dump_syms__name(const struct dump_syms *syms, u64 addr,
+				   int shndx)
+{
+	size_t lo = 0, hi = syms->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (syms->v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < syms->n && syms->v[lo].addr == addr; lo++) {
+		if (!syms->rel || shndx < 0 || syms->v[lo].shndx == shndx)
+			return syms->v[lo].name;
+	}
+	return NULL;
+}
+
+/*
+ * How a relocation of the .sframe of a relocatable object fills its field:
+ * the start addresses of the FDEs are relocations against their code
+ * section, and are 0 in the file until a linker applies them.
+ */
+static int reloc_kind(u16 machine, u32 type, int *size, bool *pcrel)
+{
+	static const struct {
+		u16	machine;
+		u32	type;
+		u8	size;
+		bool	pcrel;
+	} kinds[] = {
+		{ EM_X86_64, R_X86_64_PC32, 4, true },
+		{ EM_X86_64, R_X86_64_PC64, 8, true },
+		{ EM_X86_64, R_X86_64_32, 4, false },
+		{ EM_X86_64, R_X86_64_32S, 4, false },
+		{ EM_X86_64, R_X86_64_64, 8, false },
+		{ EM_AARCH64, R_AARCH64_PREL32, 4, true },
+		{ EM_AARCH64, R_AARCH64_PREL64, 8, true },
+		{ EM_AARCH64, R_AARCH64_ABS32, 4, false },
+		{ EM_AARCH64, R_AARCH64_ABS64, 8, false },
+		{ EM_S390, R_390_PC32, 4, true },
+		{ EM_S390, R_390_PC64, 8, true },
+		{ EM_S390, R_390_32, 4, false },
+		{ EM_S390, R_390_64, 8, false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+		if (kinds[i].machine == machine && kinds[i].type == type) {
+			*size = kinds[i].size;
+			*pcrel = kinds[i].pcrel;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Apply to @buf, a copy of the .sframe section @scn at @addr of relocatable
+ * object @elf, its RELA relocations, as a linker placing every section at
+ * its sh_addr (0) would.  Returns how many could not be applied.
+ */
+static int apply_relocs(Elf *elf, Elf_Scn *scn, u64 addr, u8 *buf, size_t size,
+			struct dump_syms *syms)
+{
+	/*
+	 * The assembler makes every start PC relative to its field; ld then
+	 * writes it relative to the section where the header has no
+	 * SFRAME_F_FDE_FUNC_START_PCREL (v1, v2 before binutils 2.45).
+	 */
+	bool field_rel = size > 3 && (buf[3] & SFRAME_F_FDE_FUNC_START_PCREL);
+	size_t idx = elf_ndxscn(scn);
+	Elf_Scn *rs = NULL;
+	GElf_Ehdr eh;
+	int bad = 0;
+
+	if (!gelf_getehdr(elf, &eh))
+		return 1;
+	while ((rs = elf_nextscn(elf, rs)) != NULL) {
+		Elf_Data *rd, *sd;
+		GElf_Shdr sh, symsh;
+		Elf_Scn *symscn;
+		size_t n;
+
+		if (!gelf_getshdr(rs, &sh) || sh.sh_type != SHT_RELA ||
+		    sh.sh_info != idx || !sh.sh_entsize)
+			continue;
+		symscn = elf_getscn(elf, sh.sh_link);
+		rd = elf_getdata(rs, NULL);
+		sd = symscn ? elf_getdata(symscn, NULL) : NULL;
+		if (!rd || !sd || !gelf_getshdr(symscn, &symsh))
+			return 1;
+		n = sh.sh_size / sh.sh_entsize;
+		free(syms->origins);
+		syms->origins = calloc(n, sizeof(*syms->origins));
+		syms->nr_origins = 0;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			int sz;
+			bool pcrel;
+			u64 v;
+
+			if (!gelf_getrela(rd, i, &r) ||
+			    !gelf_getsym(sd, GELF_R_SYM(r.r_info), &sym) ||
+			    reloc_kind(eh.e_machine, GELF_R_TYPE(r.r_info), &sz, &pcrel) ||
+			    r.r_offset > size || size - r.r_offset < (u64)sz) {
+				bad++;
+				continue;
+			}
+			v = sym.st_value + r.r_addend;
+			if (syms->origins && size - r.r_offset >= (u64)sz + 4) {
+				struct dump_origin *o = &syms->origins[syms->nr_origins++];
+				bool be = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+				const u8 *q = buf + r.r_offset + sz;
+
+				o->start = v;
+				o->size = be ? (u32)q[0] << 24 | q[1] << 16 | q[2] << 8 | q[3] :
+					  (u32)q[3] << 24 | q[2] << 16 | q[1] << 8 | q[0];
+				o->shndx = sym.st_shndx;
+			}
+			if (pcrel)
+				v -= field_rel ? addr + r.r_offset : addr;
+			for (int b = 0; b < sz; b++) {
+				int shift = eh.e_ident[EI_DATA] == ELFDATA2MSB ?
+					    (sz - 1 - b) * 8 : b * 8;
+
+				buf[r.r_offset + b] = v >> shift;
+			}
+		}
+	}
+	return bad;
+}
+
 static const char *reg_name(const struct sframe_section *sec, u8 reg)
 {
+	const struct sframe_abi *abi = sframe__abi(sec->abi);
 	static char buf[16];
 
-	switch (sec->abi) {
-	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:
-		if (reg == 7)
-			return "sp";
-		if (reg == 6)
-			return "fp";
-		break;
-	case SFRAME_ABI_S390X_ENDIAN_BIG:
-		if (reg == 15)
-			return "sp";
-		if (reg == 11)
-			return "fp";
-		break;
-	default:
-		if (reg == 31)
-			return "sp";
-		if (reg == 29)
-			return "fp";
-		break;
-	}
+	if (abi && reg == abi->sp)
+		return "sp";
+	if (abi && reg == abi->fp)
+		return "fp";
 	snprintf(buf, sizeof(buf), "r%u", reg);
 	return buf;
 }
@@ -103,23 +319,27 @@ static void dump_header(const char *path, const struct sframe_section *sec)
 	printf("    Num FREs: %u\n", sec->nr_fres);
 }
 
-static void dump_fdes(const struct sframe_section *sec)
+static void dump_fdes(const struct sframe_section *sec,
+		      struct dump_syms *syms)
 {
 	for (u32 i = 0; i < sec->nr_fdes; i++) {
 		const struct sframe_fde *fde = &sec->fdes[i];
 		bool mask = fde->pc_type == SFRAME_PC_TYPE_MASK;
 
 		bool flex = fde->fde_type == SFRAME_FDE_TYPE_FLEX;
-		bool aarch64 = sec->abi == SFRAME_ABI_AARCH64_ENDIAN_BIG ||
-			       sec->abi == SFRAME_ABI_AARCH64_ENDIAN_LITTLE;
+		bool aarch64 = sframe__abi(sec->abi)->pauth;
+
+		const char *name = dump_syms__name(syms, fde->start,
+						   dump_syms__section(syms, fde));
 
 		/* As readelf: attr S signal frame, F flexible FDE. */
-		printf("\n    func idx [%u]: pc = %#" PRIx64 ", size = %u bytes%s%s%s%s%s%s\n",
+		printf("\n    func idx [%u]: pc = %#" PRIx64 ", size = %u bytes%s%s%s%s%s%s%s%s%s\n",
 		       i, fde->start, fde->size, mask ? ", pctype = MASK" : "",
 		       fde->signal || flex ? ", attr = \"" : "",
 		       fde->signal ? "S" : "", flex ? "F" : "",
 		       fde->signal || flex ? "\"" : "",
-		       aarch64 && fde->pauth_key ? ", pauth = B key" : "");
+		       aarch64 && fde->pauth_key ? ", pauth = B key" : "",
+		       name ? " <" : "", name ?: "", name ? ">" : "");
 		printf("    STARTPC%s         CFA       FP        RA\n",
 		       mask ? "[m]" : "");
 		for (u32 j = 0; j < fde->nr_fres; j++) {
@@ -139,17 +359,40 @@ static void dump_fdes(const struct sframe_section *sec)
 			if (fre.ra_mangled)
 				strcat(ra, "[s]");
 			/* readelf's columns, but never run together */
-			printf("    %016" PRIx64 "  %-9s %-9s %-9s\n",
+			printf("    %016" PRIx64 "  %-9s %-9s %s\n",
 			       fre.start, cfa, fp, ra);
 		}
 	}
 }
 
-/* Bytes of .text the FDEs cover, and FUNC symbols they miss. */
-static void dump_coverage(Elf *elf, const struct sframe_section *sec)
+/* Whether an FDE with rows of .text (section @text_idx) covers @addr. */
+static bool dump_rel_covered(const struct sframe_section *sec,
+			     struct dump_syms *syms, u64 addr, size_t text_idx)
+{
+	for (size_t i = 0; i < syms->nr_origins; i++) {
+		const struct dump_origin *o = &syms->origins[i];
+
+		if (o->shndx != text_idx || addr < o->start ||
+		    addr - o->start >= o->size)
+			continue;
+		for (u32 j = 0; j < sec->nr_fdes; j++) {
+			if (sec->fdes[j].start == o->start &&
+			    sec->fdes[j].size == o->size && sec->fdes[j].nr_fres)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Bytes of .text the FDEs cover, and FUNC symbols they miss; in a
+ * relocatable object, only the FDEs and symbols of .text itself.
+ */
+static void dump_coverage(Elf *elf, const struct sframe_section *sec,
+			  struct dump_syms *syms)
 {
 	u64 text_start = 0, text_end = 0, covered = 0;
-	size_t shstrndx, missing = 0, funcs = 0;
+	size_t shstrndx, missing = 0, funcs = 0, text_idx = 0;
 	Elf_Scn *scn = NULL;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
@@ -164,11 +407,17 @@ static void dump_coverage(Elf *elf, const struct sframe_section *sec)
 		if (name && !strcmp(name, ".text")) {
 			text_start = sh.sh_addr;
 			text_end = sh.sh_addr + sh.sh_size;
+			text_idx = elf_ndxscn(scn);
 		}
 	}
+	for (size_t i = 0; i < syms->nr_origins; i++)
+		syms->origins[i].used = false;
 	for (u32 i = 0; i < sec->nr_fdes; i++) {
 		const struct sframe_fde *fde = &sec->fdes[i];
 		u64 s = fde->start, e = fde->start + fde->size;
+
+		if (syms->rel && dump_syms__section(syms, fde) != (int)text_idx)
+			continue;
 
 		if (s < text_start)
 			s = text_start;
@@ -199,15 +448,21 @@ static void dump_coverage(Elf *elf, const struct sframe_section *sec)
 
 			if (!gelf_getsym(data, i, &sym) ||
 			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
-			    sym.st_value < text_start || sym.st_value >= text_end)
+			    sym.st_value < text_start || sym.st_value >= text_end ||
+			    (syms->rel && sym.st_shndx != text_idx))
 				continue;
 			funcs++;
 			fde = sframe__find_fde(sec, sym.st_value);
-			if (fde && fde->nr_fres)
+			if (fde && fde->nr_fres && !syms->rel)
 				continue;
-			if (!missing++)
+			if (syms->rel && dump_rel_covered(sec, syms, sym.st_value,
+							  text_idx))
+				continue;
+			/* A summary counts them: a static libc has 1000s. */
+			if (!missing++ && !summary_only)
 				printf("    functions without FREs:\n");
-			printf("      %s\n", elf_strptr(elf, sh.sh_link, sym.st_name));
+			if (!summary_only)
+				printf("      %s\n", elf_strptr(elf, sh.sh_link, sym.st_name));
 		}
 	}
 	printf("    %zu of %zu functions in .text without FREs\n", missing, funcs);
@@ -215,10 +470,13 @@ static void dump_coverage(Elf *elf, const struct sframe_section *sec)
 
 static int dump_file(const char *path)
 {
+	struct dump_syms syms = { .v = NULL };
 	struct sframe_section sec;
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	int fd, ret = -1;
+	u8 *buf = NULL;
+	GElf_Ehdr eh;
 	Elf *elf;
 
 	fd = open(path, O_RDONLY);
@@ -246,14 +504,31 @@ static int dump_file(const char *path)
 			pr_err("%s: .sframe has no data\n", path);
 			goto out;
 		}
-		if (sframe__decode(&sec, data->d_buf, data->d_size, sh.sh_addr)) {
+		buf = malloc(data->d_size ?: 1);
+		if (!buf)
+			goto out;
+		memcpy(buf, data->d_buf, data->d_size);
+		/* A .o: function starts are relocations still to apply. */
+		if (gelf_getehdr(elf, &eh) && eh.e_type == ET_REL) {
+			int bad = apply_relocs(elf, scn, sh.sh_addr, buf,
+					       data->d_size, &syms);
+
+			syms.rel = true;
+
+			if (bad)
+				pr_warning("%s: %d relocations of .sframe not applied\n",
+					   path, bad);
+		}
+		if (sframe__decode(&sec, buf, data->d_size, sh.sh_addr)) {
 			pr_err("%s: invalid .sframe: %s\n", path, sec.err);
 			goto out;
 		}
 		dump_header(path, &sec);
-		if (!summary_only)
-			dump_fdes(&sec);
-		dump_coverage(elf, &sec);
+		if (!summary_only) {
+			dump_syms__load(&syms, elf);
+			dump_fdes(&sec, &syms);
+		}
+		dump_coverage(elf, &sec, &syms);
 		sframe__exit(&sec);
 		ret = 0;
 		goto out;
@@ -261,6 +536,9 @@ static int dump_file(const char *path)
 	printf("%s: no .sframe section\n", path);
 	ret = 1;
 out:
+	free(syms.origins);
+	free(syms.v);
+	free(buf);
 	if (elf)
 		elf_end(elf);
 	close(fd);

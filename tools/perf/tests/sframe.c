@@ -212,7 +212,9 @@ static int test__sframe_versions(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
-static int expect_invalid(u8 *buf, size_t size, const char *what)
+/* Rejected, counted, and for the reason @why: not merely rejected. */
+static int expect_invalid(u8 *buf, size_t size, const char *what,
+			  const char *why)
 {
 	unsigned long before = sframe__nr_invalid;
 	struct sframe_section sec;
@@ -223,6 +225,7 @@ static int expect_invalid(u8 *buf, size_t size, const char *what)
 		sframe__exit(&sec);
 	TEST_ASSERT_VAL(what, err == -EINVAL);
 	TEST_ASSERT_VAL("counted", sframe__nr_invalid == before + 1);
+	TEST_ASSERT_VAL(why, sec.err && !strcmp(sec.err, why));
 	return TEST_OK;
 }
 
@@ -242,81 +245,152 @@ static int test__sframe_malformed(struct test_suite *test __maybe_unused,
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	size = 20;
-	ret |= expect_invalid(buf, size, "truncated header");
+	ret |= expect_invalid(buf, size, "truncated header",
+			      "section smaller than a header");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	buf[0] = 0xad;
-	ret |= expect_invalid(buf, size, "bad magic");
+	ret |= expect_invalid(buf, size, "bad magic",
+			      "bad magic");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	buf[2] = 9;
-	ret |= expect_invalid(buf, size, "unknown version");
+	ret |= expect_invalid(buf, size, "unknown version",
+			      "unknown version");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	buf[3] |= 0x80;
-	ret |= expect_invalid(buf, size, "unknown flag");
+	ret |= expect_invalid(buf, size, "unknown flag",
+			      "unknown flags");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	buf[4] = 7;
-	ret |= expect_invalid(buf, size, "unknown ABI");
+	ret |= expect_invalid(buf, size, "unknown ABI",
+			      "unknown ABI");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	buf[4] = SFRAME_ABI_S390X_ENDIAN_BIG;
-	ret |= expect_invalid(buf, size, "byte order not the ABI's");
+	ret |= expect_invalid(buf, size, "byte order not the ABI's",
+			      "byte order does not match the ABI");
 
 	/* Second FDE made to start before the first, as PC relative. */
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	memcpy(&s, buf + 28 + 20, 4);
 	put32(buf + 28 + 20, s - 0x200);
-	ret |= expect_invalid(buf, size, "unsorted FDEs");
+	ret |= expect_invalid(buf, size, "unsorted FDEs",
+			      "FDEs not sorted");
 
 	size = build(buf, 3, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	put32(buf + 28 + 2 * 16 + 12, 0xfff0);
-	ret |= expect_invalid(buf, size, "FRE offset out of range");
+	ret |= expect_invalid(buf, size, "FRE offset out of range",
+			      "FDE attributes beyond the FRE sub-section");
 
 	size = build(buf, 2, false, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	put32(buf + 28 + 8, 0xfff0);
-	ret |= expect_invalid(buf, size, "v2 FRE offset out of range");
+	ret |= expect_invalid(buf, size, "v2 FRE offset out of range",
+			      "FRE beyond the FRE sub-section");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	put32(buf + 8, 0x20000000);
-	ret |= expect_invalid(buf, size, "FDE count overflows");
+	ret |= expect_invalid(buf, size, "FDE count overflows",
+			      "FDE count overflows the FDE sub-section");
 
 	size = build(buf, 3, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	put32(buf + 8, 0xffffffff);
-	ret |= expect_invalid(buf, size, "FDE count wraps 32 bits");
+	ret |= expect_invalid(buf, size, "FDE count wraps 32 bits",
+			      "FDE count overflows the FDE sub-section");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	put32(buf + 12, 99);
-	ret |= expect_invalid(buf, size, "FRE count mismatch");
+	ret |= expect_invalid(buf, size, "FRE count mismatch",
+			      "FRE count does not match the FDEs");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	put32(buf + 16, 0x7fffffff);
-	ret |= expect_invalid(buf, size, "FRE length beyond the section");
+	ret |= expect_invalid(buf, size, "FRE length beyond the section",
+			      "FRE sub-section beyond the section");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	put32(buf + 28 + 12, 200);
-	ret |= expect_invalid(buf, size, "FDE FRE count beyond the sub-section");
+	ret |= expect_invalid(buf, size, "FDE FRE count beyond the sub-section",
+			      "FDEs use more FREs than the header counts");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	put32(buf + 28 + 4, 2);
-	ret |= expect_invalid(buf, size, "FRE starting beyond its function");
+	ret |= expect_invalid(buf, size, "FRE starting beyond its function",
+			      "FRE starts beyond its function");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	buf[28 + 16] = 7;
-	ret |= expect_invalid(buf, size, "unknown FRE type");
+	ret |= expect_invalid(buf, size, "unknown FRE type",
+			      "unknown FRE type");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	buf[28 + 3 * 20 + 1] |= 3 << 5;
-	ret |= expect_invalid(buf, size, "bad data word size");
+	ret |= expect_invalid(buf, size, "bad data word size",
+			      "FRE data word size invalid");
 
 	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	buf[28 + 20 + 17] = 0;
-	ret |= expect_invalid(buf, size, "PCMASK without block size");
+	ret |= expect_invalid(buf, size, "PCMASK without block size",
+			      "PCMASK FDE with no block size");
+
+	/* Sections that would lie: each read as valid, each unwinding wrong. */
+	size = build(buf, 3, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
+	buf[6] = (u8)-16;
+	ret |= expect_invalid(buf, size, "AMD64 RA at CFA-16",
+			      "fixed RA offset not the ABI's");
+
+	size = build(buf, 2, true, SFRAME_ABI_AARCH64_ENDIAN_LITTLE);
+	buf[6] = (u8)-8;
+	ret |= expect_invalid(buf, size, "AArch64 fixed RA",
+			      "fixed RA offset not the ABI's");
+
+	size = build(buf, 3, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
+	buf[5] = (u8)-16;
+	ret |= expect_invalid(buf, size, "fixed FP",
+			      "fixed FP offset not the ABI's");
+
+	size = build(buf, 3, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
+	buf[7] = 4;
+	ret |= expect_invalid(buf, size, "auxiliary header",
+			      "auxiliary header of unknown layout");
+
+	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
+	buf[28 + 16] |= 0x40;
+	ret |= expect_invalid(buf, size, "v2 FDE reserved bit",
+			      "FDE reserved bits set");
+
+	size = build(buf, 3, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
+	buf[28 + 3 * 16 + 3] |= 0x20;
+	ret |= expect_invalid(buf, size, "v3 FDE reserved bit",
+			      "FDE reserved bits set");
+
+	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
+	buf[28 + 16] |= 0x20;
+	ret |= expect_invalid(buf, size, "PAuth key on AMD64",
+			      "PAuth key on an ABI without PAuth");
+
+	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
+	buf[28 + 3 * 20 + 1] |= 0x80;
+	ret |= expect_invalid(buf, size, "signed RA on AMD64",
+			      "FRE RA signed on an ABI without PAuth");
+
+	/* First FDE grown into the second. */
+	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
+	put32(buf + 28 + 4, 0x180);
+	ret |= expect_invalid(buf, size, "overlapping FDEs", "FDEs overlap");
+
+	/* PLT rows in 16-byte blocks, one starting at 0x20. */
+	size = build(buf, 2, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
+	buf[28 + 3 * 20 + 18] = 0x20;
+	ret |= expect_invalid(buf, size, "FRE beyond its PCMASK block",
+			      "FRE starts beyond its PCMASK block");
 
 	size = build(buf, 3, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	memcpy(buf + 28, &far, sizeof(far));
-	ret |= expect_invalid(buf, size, "start address wraps");
+	ret |= expect_invalid(buf, size, "start address wraps",
+			      "FDE start address wraps");
 	return ret ? TEST_FAIL : TEST_OK;
 }
 

@@ -1,30 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SFrame decoder and stack walker: see sframe.h for the contract.
+ * SFrame decoder: see sframe.h for the contract.  The stack walker is in
+ * sframe-walk.c, the per-DSO state in sframe-dso.c.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <byteswap.h>
 #include <endian.h>
-#include <gelf.h>
-#ifdef HAVE_LIBDW_SUPPORT
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#endif
+#include <elf.h>
 #include <linux/compiler.h>
-#include <linux/hash.h>
+#include <linux/kernel.h>
 #include <linux/zalloc.h>
 
-#include "debug.h"
-#include "dso.h"
-#include "hashmap.h"
-#include "map.h"
 #include "sframe.h"
 
 unsigned long sframe__nr_invalid;
@@ -81,21 +70,48 @@ static u64 rd64(const u8 *p, bool swap)
 	return swap ? bswap_64(v) : v;
 }
 
-const char *sframe__abi_name(u8 abi)
+/*
+ * What the format says of each ABI, in one place: adding an ABI is a row
+ * here (and its FRE layout in sframe__interpret()).
+ */
+static const struct sframe_abi sframe_abis[] = {
+	{
+		.id = SFRAME_ABI_AARCH64_ENDIAN_BIG, .name = "AARCH64 (big endian)",
+		.elf_machine = EM_AARCH64, .big_endian = true, .pauth = true,
+		.max_words = 3, .sp = DW_AARCH64_SP, .fp = DW_AARCH64_FP,
+		.ra = DW_AARCH64_LR,
+	}, {
+		.id = SFRAME_ABI_AARCH64_ENDIAN_LITTLE, .name = "AARCH64 (little endian)",
+		.elf_machine = EM_AARCH64, .pauth = true,
+		.max_words = 3, .sp = DW_AARCH64_SP, .fp = DW_AARCH64_FP,
+		.ra = DW_AARCH64_LR,
+	}, {
+		/* The call pushes the RA at CFA-8: the header says so. */
+		.id = SFRAME_ABI_AMD64_ENDIAN_LITTLE, .name = "AMD64 (little endian)",
+		.elf_machine = EM_X86_64, .fixed_ra = -8,
+		.max_words = 2, .sp = DW_X86_64_SP, .fp = DW_X86_64_FP,
+	}, {
+		.id = SFRAME_ABI_S390X_ENDIAN_BIG, .name = "S390X (big endian)",
+		.elf_machine = EM_S390, .big_endian = true,
+		.max_words = 3, .sp = DW_S390X_SP, .fp = DW_S390X_FP,
+		.ra = DW_S390X_RA,
+	},
+};
+
+const struct sframe_abi *sframe__abi(u8 abi)
 {
-	switch (abi) {
-	case SFRAME_ABI_AARCH64_ENDIAN_BIG:	return "AARCH64 (big endian)";
-	case SFRAME_ABI_AARCH64_ENDIAN_LITTLE:	return "AARCH64 (little endian)";
-	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:	return "AMD64 (little endian)";
-	case SFRAME_ABI_S390X_ENDIAN_BIG:	return "S390X (big endian)";
-	default:				return "unknown";
+	for (size_t i = 0; i < ARRAY_SIZE(sframe_abis); i++) {
+		if (sframe_abis[i].id == abi)
+			return &sframe_abis[i];
 	}
+	return NULL;
 }
 
-static bool abi_big_endian(u8 abi)
+const char *sframe__abi_name(u8 abi)
 {
-	return abi == SFRAME_ABI_AARCH64_ENDIAN_BIG ||
-	       abi == SFRAME_ABI_S390X_ENDIAN_BIG;
+	const struct sframe_abi *a = sframe__abi(abi);
+
+	return a ? a->name : "unknown";
 }
 
 /* Size of the FRE's start address field and of one data word. */
@@ -131,7 +147,7 @@ static unsigned int fre_max_words(const struct sframe_section *sec, u8 fde_type)
 {
 	if (fde_type == SFRAME_FDE_TYPE_FLEX)
 		return 6;
-	return sec->abi == SFRAME_ABI_AMD64_ENDIAN_LITTLE ? 2 : 3;
+	return sframe__abi(sec->abi)->max_words;
 }
 
 static int sframe__fail(struct sframe_section *sec, const char *why)
@@ -163,7 +179,7 @@ static bool s390x_cfa_fits(const u8 *w, unsigned int size, unsigned int i,
 
 /* Check every FRE of @fde lies inside the FRE sub-section and is sane. */
 static const char *sframe__check_fres(const struct sframe_section *sec,
-				      const struct sframe_fde *fde)
+				      const struct sframe_fde *fde, u64 *end)
 {
 	unsigned int asz = fre_addr_size(fde->fre_type);
 	u64 off = fde->fre_off;
@@ -186,6 +202,9 @@ static const char *sframe__check_fres(const struct sframe_section *sec,
 		info = sec->fres[off + asz];
 		if (((info >> 5) & 3) == 3)
 			return "FRE data word size invalid";
+		/* Only AArch64 signs return addresses (PAuth). */
+		if ((info & 0x80) && !sframe__abi(sec->abi)->pauth)
+			return "FRE RA signed on an ABI without PAuth";
 		n = fre_word_count(info);
 		if (n > fre_max_words(sec, fde->fde_type))
 			return "FRE has too many data words";
@@ -201,20 +220,284 @@ static const char *sframe__check_fres(const struct sframe_section *sec,
 		/* binutils PR libsframe/33131: start == size is seen in the wild */
 		if (start > fde->size)
 			return "FRE starts beyond its function";
+		if (fde->pc_type == SFRAME_PC_TYPE_MASK && start >= fde->rep_size)
+			return "FRE starts beyond its PCMASK block";
 		prev = start;
 	}
+	*end = off;
 	return NULL;
 }
 
+/* The bytes of one function's FREs (v3: its attributes first). */
+struct fre_span {
+	u64	start;
+	u64	end;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct fre_span *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The functions' FREs tile the FRE sub-section, in any order (ld sorts the
+ * FDEs, not the FREs): an FRE offset off by a byte would otherwise read
+ * valid looking rows out of another function's bytes, and bytes no
+ * function owns mean some FDE lost its rows.  Functions without FREs
+ * (v1, v2) own no bytes.
+ */
+static const char *sframe__check_spans(const struct sframe_section *sec)
+{
+	struct fre_span *spans = calloc(sec->nr_fdes, sizeof(*spans));
+	const char *why = NULL;
+	u64 next = 0;
+
+	if (!spans)
+		return "out of memory";
+	for (u32 i = 0; i < sec->nr_fdes; i++) {
+		spans[i].start = sec->fdes[i].fre_start;
+		spans[i].end = sec->fdes[i].fre_end;
+	}
+	qsort(spans, sec->nr_fdes, sizeof(*spans), span_cmp);
+	for (u32 i = 0; i < sec->nr_fdes && !why; i++) {
+		if (spans[i].start == spans[i].end)
+			continue;
+		if (spans[i].start < next)
+			why = "FREs of two functions overlap";
+		else if (spans[i].start > next)
+			why = "FRE sub-section bytes no function uses";
+		next = spans[i].end;
+	}
+	if (!why && next != sec->fre_len)
+		why = "FRE sub-section bytes no function uses";
+	free(spans);
+	return why;
+}
+
+/* The fixed header, in host byte order (binutils' sframe_header). */
+struct sframe_header {
+	u16	magic;
+	u8	version;
+	u8	flags;
+	u8	abi;
+	s8	fixed_fp;
+	s8	fixed_ra;
+	u8	auxhdr_len;
+	u32	nr_fdes;
+	u32	nr_fres;
+	u32	fre_len;
+	u32	fde_off;	/* from the end of the header */
+	u32	fre_off;
+};
+
+/* Where the header's fields are, in every version. */
+#define SFRAME_HDR_VERSION	2
+#define SFRAME_HDR_FLAGS	3
+#define SFRAME_HDR_ABI		4
+#define SFRAME_HDR_FIXED_FP	5
+#define SFRAME_HDR_FIXED_RA	6
+#define SFRAME_HDR_AUXHDR_LEN	7
+#define SFRAME_HDR_NR_FDES	8
+#define SFRAME_HDR_NR_FRES	12
+#define SFRAME_HDR_FRE_LEN	16
+#define SFRAME_HDR_FDE_OFF	20
+#define SFRAME_HDR_FRE_OFF	24
+
+static void sframe__read_header(const u8 *d, bool swap, struct sframe_header *h)
+{
+	h->magic = rd16(d, swap);
+	h->version = d[SFRAME_HDR_VERSION];
+	h->flags = d[SFRAME_HDR_FLAGS];
+	h->abi = d[SFRAME_HDR_ABI];
+	h->fixed_fp = (s8)d[SFRAME_HDR_FIXED_FP];
+	h->fixed_ra = (s8)d[SFRAME_HDR_FIXED_RA];
+	h->auxhdr_len = d[SFRAME_HDR_AUXHDR_LEN];
+	h->nr_fdes = rd32(d + SFRAME_HDR_NR_FDES, swap);
+	h->nr_fres = rd32(d + SFRAME_HDR_NR_FRES, swap);
+	h->fre_len = rd32(d + SFRAME_HDR_FRE_LEN, swap);
+	h->fde_off = rd32(d + SFRAME_HDR_FDE_OFF, swap);
+	h->fre_off = rd32(d + SFRAME_HDR_FRE_OFF, swap);
+}
+
+/*
+ * Stage 1: the header on its own, and that the sub-sections it points to
+ * lie in the section.  Sets the FDE size of the version in @fde_size.
+ */
+static const char *sframe__check_header(const struct sframe_section *sec,
+					const struct sframe_header *h,
+					u64 *fde_size)
+{
+	u64 hdr_size = SFRAME_HDR_SIZE + h->auxhdr_len;
+	const struct sframe_abi *abi;
+	u8 valid_flags;
+
+	switch (h->version) {
+	case SFRAME_VERSION_1:
+		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FRAME_POINTER;
+		*fde_size = SFRAME_V1_FDE_SIZE;
+		break;
+	case SFRAME_VERSION_2:
+		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FRAME_POINTER |
+			      SFRAME_F_FDE_FUNC_START_PCREL;
+		*fde_size = SFRAME_V2_FDE_SIZE;
+		break;
+	case SFRAME_VERSION_3:
+		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL;
+		*fde_size = SFRAME_V3_FDE_SIZE;
+		break;
+	default:
+		return "unknown version";
+	}
+	if (h->flags & ~valid_flags)
+		return "unknown flags";
+	abi = sframe__abi(h->abi);
+	if (!abi)
+		return "unknown ABI";
+	/* The magic says which byte order; it must be the ABI's. */
+	if (abi->big_endian != (sec->swap == (__BYTE_ORDER == __LITTLE_ENDIAN)))
+		return "byte order does not match the ABI";
+	if (hdr_size > sec->size)
+		return "auxiliary header beyond the section";
+	/* No SFrame version defines one: its bytes would be read as FDEs. */
+	if (hdr_size != SFRAME_HDR_SIZE)
+		return "auxiliary header of unknown layout";
+	/*
+	 * The ABI fixes these: the AMD64 call pushes the RA at CFA-8, no ABI
+	 * keeps the FP at a fixed offset.  Another value would move every RA
+	 * or FP the rows do not give themselves.
+	 */
+	if (h->fixed_ra != abi->fixed_ra)
+		return "fixed RA offset not the ABI's";
+	if (h->fixed_fp)
+		return "fixed FP offset not the ABI's";
+	if (h->fde_off > h->fre_off)
+		return "FDEs after FREs";
+	/* u64 arithmetic: none of these can wrap. */
+	if (hdr_size + h->fde_off + h->nr_fdes * *fde_size > hdr_size + h->fre_off)
+		return "FDE count overflows the FDE sub-section";
+	/* The FREs follow the FDEs: a smaller count hides functions. */
+	if (h->fde_off + h->nr_fdes * *fde_size != h->fre_off)
+		return "FDE count does not fill the FDE sub-section";
+	if (hdr_size + h->fre_off + h->fre_len > sec->size)
+		return "FRE sub-section beyond the section";
+	if (sec->addr + sec->size < sec->addr)
+		return "section address wraps";
+	if (!h->nr_fdes && (h->nr_fres || h->fre_len))
+		return "FRE count does not match the FDEs";
+	return NULL;
+}
+
+/*
+ * Stage 2: FDE @i, at offset @pos of the section, into sec->fdes[i]: its
+ * fields, its place among the FDEs before it, and its FREs (stage 2b,
+ * sframe__check_fres()).  @total_fres counts the FREs so far.
+ */
+static const char *sframe__read_fde(struct sframe_section *sec, u32 i, u64 pos,
+				    u64 *total_fres)
+{
+	struct sframe_fde *fde = &sec->fdes[i];
+	const u8 *f = sec->data + pos;
+	bool swap = sec->swap;
+	u64 raw_fre_off, fre_end;
+	u8 info, info2 = 0;
+	const char *why;
+	s64 start_off;
+
+	if (sec->version == SFRAME_VERSION_3) {
+		const u8 *attr;
+
+		start_off = (s64)rd64(f, swap);
+		fde->size = rd32(f + 8, swap);
+		fde->fre_off = rd32(f + 12, swap);
+		raw_fre_off = fde->fre_off;
+		if ((u64)fde->fre_off + SFRAME_V3_ATTR_SIZE > sec->fre_len)
+			return "FDE attributes beyond the FRE sub-section";
+		attr = sec->fres + fde->fre_off;
+		fde->nr_fres = rd16(attr, swap);
+		info = attr[2];
+		info2 = attr[3];
+		fde->rep_size = attr[4];
+		fde->fre_off += SFRAME_V3_ATTR_SIZE;
+		fde->signal = info >> 7;
+		fde->fde_type = info2 & 0x1f;
+		if (fde->fde_type > SFRAME_FDE_TYPE_FLEX)
+			return "unknown FDE type";
+		if ((info & 0x40) || (info2 & 0xe0))
+			return "FDE reserved bits set";
+	} else {
+		start_off = (s32)rd32(f, swap);
+		fde->size = rd32(f + 4, swap);
+		fde->fre_off = rd32(f + 8, swap);
+		raw_fre_off = fde->fre_off;
+		fde->nr_fres = rd32(f + 12, swap);
+		info = f[16];
+		/*
+		 * v1 FDEs have no block size: binutils 2.40 only emits PCMASK
+		 * FDEs for 16-byte x86 PLT entries.
+		 */
+		fde->rep_size = sec->version == SFRAME_VERSION_1 ? 16 : f[17];
+		if ((info & 0xc0) ||
+		    (sec->version == SFRAME_VERSION_2 && (f[18] || f[19])))
+			return "FDE reserved bits set";
+	}
+	fde->fre_type = info & 0xf;
+	fde->pc_type = (info >> 4) & 1;
+	fde->pauth_key = (info >> 5) & 1;
+	if (fde->fre_type > SFRAME_FRE_TYPE_ADDR4)
+		return "unknown FRE type";
+	if (fde->pc_type == SFRAME_PC_TYPE_MASK && !fde->rep_size)
+		return "PCMASK FDE with no block size";
+	if (fde->pauth_key && !sframe__abi(sec->abi)->pauth)
+		return "PAuth key on an ABI without PAuth";
+
+	/*
+	 * Start: relative to the start field itself with PCREL (v3 always
+	 * has it), else to the section start.
+	 */
+	if (sec->flags & SFRAME_F_FDE_FUNC_START_PCREL)
+		start_off += pos;
+	fde->start = sec->addr + start_off;
+	if ((start_off < 0 && fde->start > sec->addr) ||
+	    (start_off > 0 && fde->start < sec->addr))
+		return "FDE start address wraps";
+	if (fde->start + fde->size < fde->start)
+		return "FDE end address wraps";
+	if (i && (sec->flags & SFRAME_F_FDE_SORTED) &&
+	    fde->start < sec->fdes[i - 1].start)
+		return "FDEs not sorted";
+	/* Two rows for one PC: which one holds is anybody's guess. */
+	if (i && (sec->flags & SFRAME_F_FDE_SORTED) && fde->size &&
+	    sec->fdes[i - 1].start + sec->fdes[i - 1].size > fde->start)
+		return "FDEs overlap";
+
+	*total_fres += fde->nr_fres;
+	if (*total_fres > sec->nr_fres)
+		return "FDEs use more FREs than the header counts";
+	why = sframe__check_fres(sec, fde, &fre_end);
+	if (why)
+		return why;
+	fde->fre_start = raw_fre_off;
+	fde->fre_end = fre_end;
+	return NULL;
+}
+
+/*
+ * Validation in stages, each relying on the one before: the header
+ * (sframe__check_header()), each FDE and its FREs (sframe__read_fde()),
+ * then the FREs of all FDEs together (sframe__check_spans()).
+ */
 int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 		   u64 addr)
 {
+	struct sframe_header h;
+	u64 fde_size, total_fres = 0;
 	const u8 *d = data;
-	u64 hdr_size, fde_off, fre_off, fde_size, total_fres = 0;
-	u32 nr_fdes, nr_fres, fre_len;
-	u8 valid_flags;
+	const char *why;
 	u16 magic;
-	bool swap = false;
 
 	memset(sec, 0, sizeof(*sec));
 	sec->data = d;
@@ -225,147 +508,46 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 		return sframe__fail(sec, "section smaller than a header");
 	magic = rd16(d, false);
 	if (magic == bswap_16(SFRAME_MAGIC))
-		swap = true;
+		sec->swap = true;
 	else if (magic != SFRAME_MAGIC)
 		return sframe__fail(sec, "bad magic");
-	sec->swap = swap;
-	sec->version = d[2];
-	sec->flags = d[3];
-	sec->abi = d[4];
-	sec->fixed_fp = (s8)d[5];
-	sec->fixed_ra = (s8)d[6];
-	hdr_size = SFRAME_HDR_SIZE + d[7];
-	nr_fdes = rd32(d + 8, swap);
-	nr_fres = rd32(d + 12, swap);
-	fre_len = rd32(d + 16, swap);
-	fde_off = rd32(d + 20, swap);
-	fre_off = rd32(d + 24, swap);
+	sframe__read_header(d, sec->swap, &h);
+	sec->version = h.version;
+	sec->flags = h.flags;
+	sec->abi = h.abi;
+	sec->fixed_fp = h.fixed_fp;
+	sec->fixed_ra = h.fixed_ra;
+	why = sframe__check_header(sec, &h, &fde_size);
+	if (why)
+		return sframe__fail(sec, why);
 
-	switch (sec->version) {
-	case SFRAME_VERSION_1:
-		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FRAME_POINTER;
-		fde_size = SFRAME_V1_FDE_SIZE;
-		break;
-	case SFRAME_VERSION_2:
-		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FRAME_POINTER |
-			      SFRAME_F_FDE_FUNC_START_PCREL;
-		fde_size = SFRAME_V2_FDE_SIZE;
-		break;
-	case SFRAME_VERSION_3:
-		valid_flags = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL;
-		fde_size = SFRAME_V3_FDE_SIZE;
-		break;
-	default:
-		return sframe__fail(sec, "unknown version");
-	}
-	if (sec->flags & ~valid_flags)
-		return sframe__fail(sec, "unknown flags");
-	if (sec->abi < SFRAME_ABI_AARCH64_ENDIAN_BIG ||
-	    sec->abi > SFRAME_ABI_S390X_ENDIAN_BIG)
-		return sframe__fail(sec, "unknown ABI");
-	/* The magic says which byte order; it must be the ABI's. */
-	if (abi_big_endian(sec->abi) != (swap == (__BYTE_ORDER == __LITTLE_ENDIAN)))
-		return sframe__fail(sec, "byte order does not match the ABI");
-	if (hdr_size > size)
-		return sframe__fail(sec, "auxiliary header beyond the section");
-	if (fde_off > fre_off)
-		return sframe__fail(sec, "FDEs after FREs");
-	/* u64 arithmetic: none of these can wrap. */
-	if (hdr_size + fde_off + nr_fdes * fde_size > hdr_size + fre_off)
-		return sframe__fail(sec, "FDE count overflows the FDE sub-section");
-	if (hdr_size + fre_off + fre_len > size)
-		return sframe__fail(sec, "FRE sub-section beyond the section");
-	if (addr + size < addr)
-		return sframe__fail(sec, "section address wraps");
-
-	sec->fres = d + hdr_size + fre_off;
-	sec->fre_len = fre_len;
-	sec->nr_fdes = nr_fdes;
-	sec->nr_fres = nr_fres;
-	if (!nr_fdes)
+	sec->fres = d + SFRAME_HDR_SIZE + h.fre_off;
+	sec->fre_len = h.fre_len;
+	sec->nr_fdes = h.nr_fdes;
+	sec->nr_fres = h.nr_fres;
+	if (!h.nr_fdes)
 		return 0;
 
-	sec->fdes = calloc(nr_fdes, sizeof(*sec->fdes));
+	sec->fdes = calloc(h.nr_fdes, sizeof(*sec->fdes));
 	if (!sec->fdes) {
 		sec->err = "out of memory";
 		return -ENOMEM;
 	}
-
-	for (u32 i = 0; i < nr_fdes; i++) {
-		struct sframe_fde *fde = &sec->fdes[i];
-		u64 pos = hdr_size + fde_off + i * fde_size;
-		const u8 *f = d + pos;
-		s64 start_off;
-		u8 info, info2 = 0;
-		const char *why;
-
-		if (sec->version == SFRAME_VERSION_3) {
-			const u8 *attr;
-
-			start_off = (s64)rd64(f, swap);
-			fde->size = rd32(f + 8, swap);
-			fde->fre_off = rd32(f + 12, swap);
-			if ((u64)fde->fre_off + SFRAME_V3_ATTR_SIZE > fre_len)
-				return sframe__fail(sec, "FDE attributes beyond the FRE sub-section");
-			attr = sec->fres + fde->fre_off;
-			fde->nr_fres = rd16(attr, swap);
-			info = attr[2];
-			info2 = attr[3];
-			fde->rep_size = attr[4];
-			fde->fre_off += SFRAME_V3_ATTR_SIZE;
-			fde->signal = info >> 7;
-			fde->fde_type = info2 & 0x1f;
-			if (fde->fde_type > SFRAME_FDE_TYPE_FLEX)
-				return sframe__fail(sec, "unknown FDE type");
-		} else {
-			start_off = (s32)rd32(f, swap);
-			fde->size = rd32(f + 4, swap);
-			fde->fre_off = rd32(f + 8, swap);
-			fde->nr_fres = rd32(f + 12, swap);
-			info = f[16];
-			/*
-			 * v1 FDEs have no block size: binutils 2.40 only
-			 * emits PCMASK FDEs for 16-byte x86 PLT entries.
-			 */
-			fde->rep_size = sec->version == SFRAME_VERSION_1 ? 16 : f[17];
-		}
-		fde->fre_type = info & 0xf;
-		fde->pc_type = (info >> 4) & 1;
-		fde->pauth_key = (info >> 5) & 1;
-		if (fde->fre_type > SFRAME_FRE_TYPE_ADDR4)
-			return sframe__fail(sec, "unknown FRE type");
-		if (fde->pc_type == SFRAME_PC_TYPE_MASK && !fde->rep_size)
-			return sframe__fail(sec, "PCMASK FDE with no block size");
-
-		/*
-		 * Start: relative to the start field itself with PCREL (v3
-		 * always has it), else to the section start.
-		 */
-		if (sec->flags & SFRAME_F_FDE_FUNC_START_PCREL)
-			start_off += pos;
-		fde->start = addr + start_off;
-		if ((start_off < 0 && fde->start > addr) ||
-		    (start_off > 0 && fde->start < addr))
-			return sframe__fail(sec, "FDE start address wraps");
-		if (fde->start + fde->size < fde->start)
-			return sframe__fail(sec, "FDE end address wraps");
-		if (i && (sec->flags & SFRAME_F_FDE_SORTED) &&
-		    fde->start < sec->fdes[i - 1].start)
-			return sframe__fail(sec, "FDEs not sorted");
-
-		total_fres += fde->nr_fres;
-		if (total_fres > nr_fres)
-			return sframe__fail(sec, "FDEs use more FREs than the header counts");
-		why = sframe__check_fres(sec, fde);
+	for (u32 i = 0; i < h.nr_fdes; i++) {
+		why = sframe__read_fde(sec, i, SFRAME_HDR_SIZE + h.fde_off +
+				       i * fde_size, &total_fres);
 		if (why)
 			return sframe__fail(sec, why);
 	}
-	if (total_fres != nr_fres)
+	if (total_fres != h.nr_fres)
 		return sframe__fail(sec, "FRE count does not match the FDEs");
+	why = sframe__check_spans(sec);
+	if (why)
+		return sframe__fail(sec, why);
 
 	/* Unlinked objects need not be sorted: the lookup needs it. */
 	if (!(sec->flags & SFRAME_F_FDE_SORTED))
-		qsort(sec->fdes, nr_fdes, sizeof(*sec->fdes), fde_cmp);
+		qsort(sec->fdes, h.nr_fdes, sizeof(*sec->fdes), fde_cmp);
 	return 0;
 }
 
@@ -440,9 +622,9 @@ static void sframe__interpret(const struct sframe_section *sec,
 			      const u8 *w, struct sframe_fre *fre)
 {
 	unsigned int n = fre_word_count(info), sz = fre_word_size(info);
+	const struct sframe_abi *abi = sframe__abi(sec->abi);
 	bool sp_based = info & 1;
 	s32 cfa_off;
-	u8 sp, fp;
 
 	fre->info = info;
 	fre->cfi = false;
@@ -450,21 +632,6 @@ static void sframe__interpret(const struct sframe_section *sec,
 	fre->signal = fde->signal;
 	fre->ra_fixed = fre->fp_fixed = false;
 	sframe__set_rule(&fre->fp, SFRAME_RULE_SAME, 0, 0);
-
-	switch (sec->abi) {
-	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:
-		sp = DW_X86_64_SP;
-		fp = DW_X86_64_FP;
-		break;
-	case SFRAME_ABI_S390X_ENDIAN_BIG:
-		sp = DW_S390X_SP;
-		fp = DW_S390X_FP;
-		break;
-	default:
-		sp = DW_AARCH64_SP;
-		fp = DW_AARCH64_FP;
-		break;
-	}
 
 	/* No data words at all: the RA is undefined, the outermost frame. */
 	if (!n) {
@@ -505,7 +672,8 @@ static void sframe__interpret(const struct sframe_section *sec,
 	cfa_off = fre_word(w, sz, 0, sec->swap);
 	if (sec->abi == SFRAME_ABI_S390X_ENDIAN_BIG)
 		cfa_off = (s64)cfa_off * S390X_CFA_ALIGN + S390X_CFA_ADJUST;
-	sframe__set_rule(&fre->cfa, SFRAME_RULE_REG, sp_based ? sp : fp, cfa_off);
+	sframe__set_rule(&fre->cfa, SFRAME_RULE_REG, sp_based ? abi->sp : abi->fp,
+			 cfa_off);
 
 	switch (sec->abi) {
 	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:
@@ -533,7 +701,7 @@ static void sframe__interpret(const struct sframe_section *sec,
 		s32 ra = n > 1 ? fre_word(w, sz, 1, sec->swap) : 0;
 		bool regs = sec->version == SFRAME_VERSION_2;
 
-		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, DW_S390X_RA, 0);
+		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, abi->ra, 0);
 		if (regs && (ra & 1))
 			sframe__set_rule(&fre->ra, SFRAME_RULE_REG, ra >> 1, 0);
 		else if (ra)
@@ -548,9 +716,11 @@ static void sframe__interpret(const struct sframe_section *sec,
 		}
 		break;
 	}
-	default:
+	case SFRAME_ABI_AARCH64_ENDIAN_BIG:
+	case SFRAME_ABI_AARCH64_ENDIAN_LITTLE:
+	default:	/* no other ABI decodes */
 		/* AArch64: the RA stays in LR until a frame record is made. */
-		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, DW_AARCH64_LR, 0);
+		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, abi->ra, 0);
 		if (n > 1)
 			sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0,
 					 fre_word(w, sz, 1, sec->swap));
@@ -632,570 +802,3 @@ int sframe__get_fre(const struct sframe_section *sec, u32 fde_idx,
 		return -ENOENT;
 	return sframe__walk_fres(sec, &sec->fdes[fde_idx], fre_idx, 0, fre);
 }
-
-/* Unwinding. */
-
-static bool stack_read(const struct sframe_stack *stack, u64 addr, u64 *val)
-{
-	if (addr < stack->sp || addr - stack->sp > stack->size ||
-	    stack->size - (addr - stack->sp) < sizeof(*val))
-		return false;
-	memcpy(val, stack->data + (addr - stack->sp), sizeof(*val));
-	return true;
-}
-
-static bool reg_value(const struct sframe_frame *f, u8 reg, u64 *val)
-{
-	if (reg == DW_X86_64_SP)
-		*val = f->sp;
-	else if (reg == DW_X86_64_FP)
-		*val = f->fp;
-	else
-		return false;
-	return true;
-}
-
-int sframe__fp_walk(const struct sframe_stack *stack, u64 sp, u64 bp,
-		    u64 *ips, int max, bool (*is_code)(u64 ra, void *arg),
-		    void *arg)
-{
-	int n = 0;
-
-	while (n < max) {
-		u64 fp, ra;
-
-		/* The frame must lie wholly inside the snapshot, above @sp. */
-		if (bp < sp || bp & 7 || !stack_read(stack, bp, &fp) ||
-		    !stack_read(stack, bp + 8, &ra))
-			break;
-		if (!ra || (is_code && !is_code(ra, arg)))
-			break;
-		ips[n++] = ra;
-		/* Frames go up the stack; anything else is a loop or garbage. */
-		if (fp <= bp)
-			break;
-		sp = bp + 16;
-		bp = fp;
-	}
-	return n;
-}
-
-/* x86_64 rt_sigframe: the restorer runs with SP at the ucontext. */
-#define X86_64_UC_MCONTEXT	40
-#define X86_64_SC_RBP		80
-#define X86_64_SC_RSP		120
-#define X86_64_SC_RIP		128
-
-static enum sframe_stop sframe__step_signal(const struct sframe_stack *stack,
-					    const struct sframe_frame *cur,
-					    struct sframe_frame *next)
-{
-	u64 sc = cur->sp + X86_64_UC_MCONTEXT;
-
-	if (!stack_read(stack, sc + X86_64_SC_RBP, &next->fp) ||
-	    !stack_read(stack, sc + X86_64_SC_RSP, &next->sp) ||
-	    !stack_read(stack, sc + X86_64_SC_RIP, &next->ip))
-		return SFRAME_STOP_STACK;
-	next->signal = true;
-	return SFRAME_STOP_MAX;
-}
-
-/* The value @r recovers in frame @cur whose CFA is @cfa, into @val. */
-static enum sframe_stop sframe__recover(const struct sframe_stack *stack,
-					const struct sframe_frame *cur, u64 cfa,
-					const struct sframe_rule *r, u64 *val)
-{
-	switch (r->kind) {
-	case SFRAME_RULE_CFA:
-		return stack_read(stack, cfa + r->offset, val) ?
-		       SFRAME_STOP_MAX : SFRAME_STOP_STACK;
-	case SFRAME_RULE_REG:
-	case SFRAME_RULE_REG_DEREF:
-		if (!reg_value(cur, r->reg, val))
-			return SFRAME_STOP_BAD;
-		*val += r->offset;
-		if (r->kind == SFRAME_RULE_REG_DEREF && !stack_read(stack, *val, val))
-			return SFRAME_STOP_STACK;
-		return SFRAME_STOP_MAX;
-	default:
-		return SFRAME_STOP_BAD;
-	}
-}
-
-static enum sframe_stop sframe__step(const struct sframe_stack *stack,
-				     const struct sframe_fre *fre,
-				     const struct sframe_frame *cur,
-				     struct sframe_frame *next)
-{
-	enum sframe_stop ret;
-	u64 cfa;
-
-	if (fre->ra.kind == SFRAME_RULE_UNDEFINED)
-		return SFRAME_STOP_OUTERMOST;
-	if (!reg_value(cur, fre->cfa.reg, &cfa))
-		return SFRAME_STOP_BAD;
-	cfa += fre->cfa.offset;
-	if (fre->cfa.kind == SFRAME_RULE_REG_DEREF) {
-		if (!stack_read(stack, cfa, &cfa))
-			return SFRAME_STOP_STACK;
-	} else if (fre->cfa.kind != SFRAME_RULE_REG) {
-		return SFRAME_STOP_BAD;
-	}
-
-	ret = sframe__recover(stack, cur, cfa, &fre->ra, &next->ip);
-	if (ret != SFRAME_STOP_MAX)
-		return ret;
-
-	next->fp = cur->fp;
-	/*
-	 * Epilogue rows after "pop %rbp" still say where the FP was saved:
-	 * below the SP, the slot is popped and the register holds the
-	 * caller's FP already.  Unchanged and undefined keep it too.
-	 */
-	if ((fre->fp.kind == SFRAME_RULE_CFA && cfa + fre->fp.offset >= cur->sp) ||
-	    fre->fp.kind == SFRAME_RULE_REG || fre->fp.kind == SFRAME_RULE_REG_DEREF) {
-		ret = sframe__recover(stack, cur, cfa, &fre->fp, &next->fp);
-		if (ret != SFRAME_STOP_MAX)
-			return ret;
-	}
-
-	/* On x86_64 the caller's SP is the CFA. */
-	next->sp = cfa;
-	next->signal = false;
-	if (next->sp <= cur->sp)
-		return SFRAME_STOP_BAD;
-	if (!next->ip)
-		return SFRAME_STOP_OUTERMOST;
-	return SFRAME_STOP_MAX;
-}
-
-int sframe__unwind(struct sframe_frame *frames, int max,
-		   const struct sframe_stack *stack, sframe_row_fn row,
-		   void *arg, enum sframe_stop *stop)
-{
-	int n = 1;
-
-	*stop = SFRAME_STOP_MAX;
-	if (max < 1)
-		return 0;
-
-	while (n < max) {
-		struct sframe_frame *cur = &frames[n - 1];
-		struct sframe_fre fre;
-		enum sframe_stop s;
-		u64 pc;
-
-		/*
-		 * A return address may be just past the function's end (a
-		 * call to a noreturn function): look up the call instead.
-		 */
-		pc = n == 1 || cur->signal ? cur->ip : cur->ip - 1;
-		if (row(pc, &fre, arg)) {
-			*stop = SFRAME_STOP_NO_SFRAME;
-			return n;
-		}
-		cur->sigtramp = fre.signal;
-		if (fre.signal)
-			s = sframe__step_signal(stack, cur, &frames[n]);
-		else
-			s = sframe__step(stack, &fre, cur, &frames[n]);
-		/* .eh_frame rules we cannot follow: leave it to libdw. */
-		if (s == SFRAME_STOP_BAD && fre.cfi)
-			s = SFRAME_STOP_NO_SFRAME;
-		if (s != SFRAME_STOP_MAX) {
-			*stop = s;
-			return n;
-		}
-		frames[n].sigtramp = false;
-		n++;
-	}
-	return n;
-}
-
-/* Per DSO cache. */
-
-struct sframe_load {
-	u64	offset;
-	u64	vaddr;
-	u64	filesz;
-};
-
-struct sframe_cfi_row;
-
-struct sframe_dso {
-	struct sframe_section	sec;
-	void			*buf;
-	struct sframe_load	*loads;
-	size_t			nr_loads;
-	bool			ok;
-	char			*rejected;	/* its path, if invalid: sec.err says why */
-	/* Its .eh_frame, kept open for dso__cfi_row(). */
-	int			fd;
-	Elf			*elf;
-#ifdef HAVE_LIBDW_SUPPORT
-	struct Dwarf_CFI_s	*cfi;
-#endif
-	struct sframe_cfi_row	*cfi_rows;	/* see dso__cfi_row() */
-};
-
-static struct hashmap *sframe_dsos;
-static pthread_mutex_t sframe_dsos_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static size_t ptr_hash(long key, void *ctx __maybe_unused)
-{
-	return (size_t)key >> 4;
-}
-
-static bool ptr_equal(long a, long b, void *ctx __maybe_unused)
-{
-	return a == b;
-}
-
-static void sframe_dso__load(struct sframe_dso *sd, const char *path)
-{
-	size_t shstrndx, nr_phdr;
-	Elf_Scn *scn = NULL;
-	Elf *elf;
-	int fd, err;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) ||
-	    elf_getphdrnum(elf, &nr_phdr))
-		goto out;
-
-	sd->loads = calloc(nr_phdr, sizeof(*sd->loads));
-	if (!sd->loads)
-		goto out;
-	for (size_t i = 0; i < nr_phdr; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		sd->loads[sd->nr_loads++] = (struct sframe_load){
-			.offset = ph.p_offset,
-			.vaddr = ph.p_vaddr,
-			.filesz = ph.p_filesz,
-		};
-	}
-
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		const char *name;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name || strcmp(name, ".sframe") || sh.sh_type == SHT_NOBITS)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf || !data->d_size)
-			break;
-		sd->buf = malloc(data->d_size);
-		if (!sd->buf)
-			break;
-		memcpy(sd->buf, data->d_buf, data->d_size);
-		err = sframe__decode(&sd->sec, sd->buf, data->d_size, sh.sh_addr);
-		if (err) {
-			pr_warning("%s: invalid .sframe (%s), not using it\n",
-				   path, sd->sec.err);
-			sd->rejected = strdup(path);
-			zfree(&sd->buf);
-			break;
-		}
-		sd->ok = true;
-		break;
-	}
-out:
-#ifdef HAVE_LIBDW_SUPPORT
-	/* Also with .sframe: crt code and the like have no FDE. */
-	if (elf && sd->loads) {
-		sd->cfi = dwarf_getcfi_elf(elf);
-		if (sd->cfi) {
-			sd->elf = elf;
-			sd->fd = fd;
-			return;
-		}
-	}
-#endif
-	if (elf)
-		elf_end(elf);
-	close(fd);
-}
-
-static void sframe_dso__free(struct sframe_dso *sd)
-{
-#ifdef HAVE_LIBDW_SUPPORT
-	/* dwarf_getcfi_elf()'s CFI belongs to the caller. */
-	if (sd->cfi)
-		dwarf_cfi_end(sd->cfi);
-#endif
-	if (sd->elf)
-		elf_end(sd->elf);
-	if (sd->fd >= 0)
-		close(sd->fd);
-	sframe__exit(&sd->sec);
-	free(sd->rejected);
-	free(sd->cfi_rows);
-	free(sd->buf);
-	free(sd->loads);
-	free(sd);
-}
-
-/* The dso itself, not the reference (REFCNT_CHECKING gives each its own). */
-static long sframe_dso__key(struct dso *dso)
-{
-	return (long)RC_CHK_ACCESS(dso);
-}
-
-/*
- * The entry of a dso lives as long as the dso: dso__delete() calls
- * sframe__dso_delete(), so the entry holds no reference (it would keep
- * every dso ever unwound through alive) and a key is never a freed dso.
- */
-static struct sframe_dso *sframe_dso__get(struct dso *dso)
-{
-	struct sframe_dso *sd = NULL;
-
-	pthread_mutex_lock(&sframe_dsos_lock);
-	if (!sframe_dsos)
-		sframe_dsos = hashmap__new(ptr_hash, ptr_equal, NULL);
-	if (!sframe_dsos) {
-		pthread_mutex_unlock(&sframe_dsos_lock);
-		return NULL;
-	}
-	if (!hashmap__find(sframe_dsos, sframe_dso__key(dso), &sd)) {
-		sd = zalloc(sizeof(*sd));
-		if (sd) {
-			sd->fd = -1;
-			sframe_dso__load(sd, dso__long_name(dso));
-			if (hashmap__add(sframe_dsos, sframe_dso__key(dso), sd)) {
-				sframe_dso__free(sd);
-				sd = NULL;
-			}
-		}
-	}
-	pthread_mutex_unlock(&sframe_dsos_lock);
-	return sd;
-}
-
-void sframe__dso_delete(struct dso *dso)
-{
-	struct sframe_dso *sd = NULL;
-
-	pthread_mutex_lock(&sframe_dsos_lock);
-	if (sframe_dsos &&
-	    hashmap__delete(sframe_dsos, sframe_dso__key(dso), NULL, &sd)) {
-		sframe_dso__free(sd);
-		if (!hashmap__size(sframe_dsos)) {
-			hashmap__free(sframe_dsos);
-			sframe_dsos = NULL;
-		}
-	}
-	pthread_mutex_unlock(&sframe_dsos_lock);
-}
-
-bool sframe__stats_any(void)
-{
-	return sframe__nr_samples || sframe__nr_snapshots || sframe__nr_invalid;
-}
-
-size_t sframe__fprintf_stats(FILE *fp)
-{
-	const struct {
-		const char *name;
-		unsigned long val;
-	} rows[] = {
-		{ "samples unwound",		sframe__nr_samples },
-		{ "deferred snapshots",		sframe__nr_snapshots },
-		{ "frames by SFrame",		sframe__nr_frames },
-		{ "frames by libdw after",	sframe__nr_fallback_frames },
-		{ "frames by fp after",		sframe__nr_fp_frames },
-		{ "sections rejected",		sframe__nr_invalid },
-	};
-	struct hashmap_entry *cur;
-	size_t printed, bkt;
-
-	if (!sframe__stats_any())
-		return 0;
-	printed = fprintf(fp, "\nSFrame unwinding:\n");
-	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
-		printed += fprintf(fp, "  %-24s %10lu\n", rows[i].name, rows[i].val);
-
-	pthread_mutex_lock(&sframe_dsos_lock);
-	if (sframe_dsos) {
-		hashmap__for_each_entry(sframe_dsos, cur, bkt) {
-			const struct sframe_dso *sd = cur->pvalue;
-
-			if (sd->rejected)
-				printed += fprintf(fp, "    %s: %s\n",
-						   sd->rejected, sd->sec.err);
-		}
-	}
-	pthread_mutex_unlock(&sframe_dsos_lock);
-	return printed;
-}
-
-static int sframe_dso__bias(const struct sframe_dso *sd, struct map *map,
-			    u64 pc, u64 *bias)
-{
-	/* The file offset of map__start() is map__pgoff(). */
-	u64 off = pc - map__start(map) + map__pgoff(map);
-
-	for (size_t i = 0; i < sd->nr_loads; i++) {
-		const struct sframe_load *l = &sd->loads[i];
-
-		if (off >= l->offset && off - l->offset < l->filesz) {
-			*bias = pc - (off - l->offset + l->vaddr);
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-int dso__vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias)
-{
-	struct sframe_dso *sd = sframe_dso__get(dso);
-
-	return sd ? sframe_dso__bias(sd, map, pc, bias) : -ENOENT;
-}
-
-const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
-					 u64 pc, u64 *bias)
-{
-	struct sframe_dso *sd = sframe_dso__get(dso);
-
-	if (!sd || sframe_dso__bias(sd, map, pc, bias) || !sd->ok)
-		return NULL;
-	return &sd->sec;
-}
-
-#ifdef HAVE_LIBDW_SUPPORT
-/* A register's rule: unchanged, undefined, or saved at CFA + offset. */
-static int cfi_rule(Dwarf_Frame *frame, int reg, struct sframe_rule *r)
-{
-	Dwarf_Op mem[3], *ops;
-	size_t nops;
-	s64 off = 0;
-
-	if (dwarf_frame_register(frame, reg, mem, &ops, &nops))
-		return -1;
-	if (!nops) {
-		r->kind = ops ? SFRAME_RULE_UNDEFINED : SFRAME_RULE_SAME;
-		return 0;
-	}
-	if (ops[0].atom != DW_OP_call_frame_cfa)
-		return -1;
-	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst)
-		off = ops[1].number;
-	else if (nops == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus)
-		off = (s64)ops[1].number;
-	else if (nops != 1)
-		return -1;
-	if (off != (s32)off)
-		return -1;
-	r->kind = SFRAME_RULE_CFA;
-	r->offset = off;
-	return 0;
-}
-
-static int sframe_dso__cfi_row(struct sframe_dso *sd, u64 vaddr,
-			       struct sframe_fre *fre)
-{
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Addr start, end;
-	Dwarf_Op *ops;
-	size_t nops;
-	bool signal;
-	u64 reg;
-	s64 off;
-	int ret = -ENOENT;
-
-	memset(fre, 0, sizeof(*fre));
-	if (dwarf_cfi_addrframe(sd->cfi, vaddr, &frame))
-		return -ENOENT;
-	fre->cfi = true;
-	if (dwarf_frame_info(frame, &start, &end, &signal) < 0)
-		goto out;
-	fre->start = start;
-	fre->end = end;
-	/*
-	 * A signal trampoline (__restore_rt) describes the sigcontext with
-	 * expressions; the walker reads the sigcontext itself.
-	 */
-	if (signal) {
-		fre->signal = true;
-		ret = 0;
-		goto out;
-	}
-	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 1)
-		goto out;
-	/* libdw gives the CFA rule as DW_OP_bregx, or a DW_OP_bregN. */
-	if (ops[0].atom == DW_OP_bregx) {
-		reg = ops[0].number;
-		off = (s64)ops[0].number2;
-	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
-		reg = ops[0].atom - DW_OP_breg0;
-		off = (s64)ops[0].number;
-	} else {
-		goto out;
-	}
-	if (reg > 255 || off != (s32)off)
-		goto out;
-	fre->cfa.kind = SFRAME_RULE_REG;
-	fre->cfa.reg = reg;
-	fre->cfa.offset = off;
-	if (cfi_rule(frame, 16, &fre->ra) || cfi_rule(frame, DW_X86_64_FP, &fre->fp))
-		goto out;
-	ret = 0;
-out:
-	free(frame);
-	return ret;
-}
-
-/*
- * libdw finds and interprets the CIE and FDE anew for each address, some
- * thousands of instructions; the return addresses of the frames outside
- * .sframe (libc's start code, the callers of a hot libc function) recur in
- * sample after sample.  Keep the last rows, answers "none" included, by
- * address.
- */
-#define SFRAME_CFI_ROWS_BITS	6
-
-struct sframe_cfi_row {
-	u64			vaddr;
-	int			ret;
-	bool			valid;
-	struct sframe_fre	fre;
-};
-
-int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
-{
-	struct sframe_dso *sd = sframe_dso__get(dso);
-	struct sframe_cfi_row *row;
-
-	if (!sd || !sd->cfi)
-		return -ENOENT;
-	if (!sd->cfi_rows)
-		sd->cfi_rows = calloc(1 << SFRAME_CFI_ROWS_BITS, sizeof(*sd->cfi_rows));
-	if (!sd->cfi_rows)
-		return sframe_dso__cfi_row(sd, vaddr, fre);
-	row = &sd->cfi_rows[hash_64(vaddr, SFRAME_CFI_ROWS_BITS)];
-	if (!row->valid || row->vaddr != vaddr) {
-		row->ret = sframe_dso__cfi_row(sd, vaddr, &row->fre);
-		row->vaddr = vaddr;
-		row->valid = true;
-	}
-	*fre = row->fre;
-	return row->ret;
-}
-#else
-int dso__cfi_row(struct dso *dso __maybe_unused, u64 vaddr __maybe_unused,
-		 struct sframe_fre *fre __maybe_unused)
-{
-	return -ENOENT;
-}
-#endif

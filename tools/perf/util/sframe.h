@@ -104,6 +104,8 @@ struct sframe_fde {
 	u64	start;		/* ELF vaddr of the function */
 	u32	size;
 	u32	fre_off;	/* first FRE, from the FRE sub-section start */
+	u32	fre_start;	/* its bytes there: v3 attributes, FREs */
+	u32	fre_end;
 	u32	nr_fres;
 	u8	fre_type;	/* SFRAME_FRE_TYPE_ADDR* */
 	u8	pc_type;	/* SFRAME_PC_TYPE_* */
@@ -146,6 +148,21 @@ int sframe__find_fre(const struct sframe_section *sec, u64 pc,
 int sframe__get_fre(const struct sframe_section *sec, u32 fde_idx,
 		    u32 fre_idx, struct sframe_fre *fre);
 
+/* What the format says of an ABI: one row per SFRAME_ABI_*. */
+struct sframe_abi {
+	u8		id;		/* SFRAME_ABI_* */
+	const char	*name;
+	u16		elf_machine;	/* EM_* of its code */
+	bool		big_endian;
+	bool		pauth;		/* RAs may be signed (AArch64 PAuth) */
+	s8		fixed_ra;	/* the header's fixed RA offset; 0: none */
+	u8		max_words;	/* data words of a default FDE's FRE */
+	u8		sp, fp;		/* DWARF numbers of SP and FP */
+	u8		ra;		/* where an RA not saved is (LR), or 0 */
+};
+
+/* The row of @abi, NULL if the format defines no such ABI. */
+const struct sframe_abi *sframe__abi(u8 abi);
 const char *sframe__abi_name(u8 abi);
 
 /* Unwinding a copied user stack (x86_64 for now). */
@@ -156,6 +173,7 @@ struct sframe_frame {
 	u64	fp;
 	bool	signal;	/* interrupted by a signal: @ip is exact */
 	bool	sigtramp; /* a signal trampoline: @ip is exact too */
+	bool	cfi;	/* found with an .eh_frame row, not a .sframe one */
 };
 
 enum sframe_stop {
@@ -206,14 +224,22 @@ struct perf_sample;
 struct thread;
 
 /*
- * Samples the sframe styles unwound, deferred snapshots walked with SFrame,
- * and the frames: by SFrame, by libdw after it, by frame pointers after it.
+ * What the sframe styles and the deferred fallback did.  A sample's first
+ * frame is its registers; each caller frame after it is counted once, by
+ * what found it: a .sframe row, an .eh_frame row of SFrame's shape, libdw
+ * (where SFrame handed the rest of a stack over, or the whole of one with
+ * no .sframe row for its first frame) or frame pointers (after SFrame, in
+ * a deferred snapshot).  So the frames shown are the samples plus these.
  */
-extern unsigned long sframe__nr_samples;
-extern unsigned long sframe__nr_snapshots;
-extern unsigned long sframe__nr_frames;
-extern unsigned long sframe__nr_fallback_frames;
-extern unsigned long sframe__nr_fp_frames;
+extern unsigned long sframe__nr_samples;	/* unwound by sframe styles */
+extern unsigned long sframe__nr_snapshots;	/* deferred, walked with SFrame */
+extern unsigned long sframe__nr_frames;		/* by .sframe rows */
+extern unsigned long sframe__nr_cfi_frames;	/* by .eh_frame rows */
+extern unsigned long sframe__nr_fallback_frames; /* by libdw */
+extern unsigned long sframe__nr_fp_frames;	/* by frame pointers */
+extern unsigned long sframe__nr_no_sframe;	/* samples: no .sframe row used */
+/* Samples whose walk ended before the stack's outermost frame. */
+extern unsigned long sframe__nr_stopped;
 
 /*
  * The "SFrame unwinding" block of perf report --stats and perf script: the
@@ -222,6 +248,27 @@ extern unsigned long sframe__nr_fp_frames;
  */
 bool sframe__stats_any(void);
 size_t sframe__fprintf_stats(FILE *fp);
+/* The same in one "# SFrame unwinding:" line, for perf report's header. */
+size_t sframe__fprintf_header(FILE *fp);
+
+struct machine;
+struct perf_sample;
+
+/*
+ * perf report --stats, which resolves no callchains: with an sframe style
+ * first in unwind.style (sframe__style_chosen()), unwind each sample with
+ * the styles chosen only to count it, so that the block says what perf
+ * report would do.
+ */
+bool sframe__style_chosen(void);
+void sframe__count_sample(struct machine *machine, struct perf_sample *sample);
+/*
+ * The .sframe sections of the DSOs unwound through that were rejected:
+ * invalid, or unreadable (past the end of the file, empty); and their
+ * "path: reason" lines for the block.
+ */
+extern unsigned long sframe__nr_rejected;
+size_t sframe__fprintf_rejected(FILE *fp);
 
 /*
  * The user frames of @sample (x86_64 PERF_SAMPLE_REGS_USER with IP, SP and
@@ -237,8 +284,11 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 			  u64 *ips, int max);
 
 /*
- * The decoded .sframe of @dso, loaded once and kept for the life of the
- * process (NULL if it has none or it is invalid).  @bias receives what to
+ * The decoded .sframe of @dso, loaded on first use and kept in the dso
+ * until dso__delete() (NULL if it has none or it is invalid).  The file is
+ * found as libdw's unwinder finds it: under --symfs, with the recording's
+ * build ID; else in the build-id cache (perf archive); else debuginfod,
+ * where configured; never a device file.  @bias receives what to
  * subtract from @pc, an address in @map, to get its ELF vaddr, if known
  * (then 0 is returned by dso__vaddr_bias()).
  */

@@ -9,13 +9,18 @@
  * in the callers above; only a row the walker cannot follow hands the rest
  * of the stack to libdw, from the last frame SFrame unwound.
  * "sframe-only" stops at the first frame without .sframe instead, to see
- * what SFrame alone gives.
+ * what SFrame alone gives; followed by other styles (--unwind-style
+ * sframe-only,libdw), it gives nothing for a sample whose first frame has
+ * no .sframe row, so that the next style unwinds it ("tried in order until
+ * one gives frames").
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <elf.h>
 #include <sys/mman.h>
+#include <linux/kernel.h>
 #include <linux/zalloc.h>
 
 #include "addr_location.h"
@@ -29,16 +34,121 @@
 #include "sample.h"
 #include "sframe.h"
 #include "symbol.h"
+#include "symbol_conf.h"
 #include "thread.h"
 #include "unwind.h"
+#include "util.h"
 #include "../../arch/x86/include/uapi/asm/perf_regs.h"
 
 /* See sframe.h. */
 unsigned long sframe__nr_samples;
 unsigned long sframe__nr_snapshots;
 unsigned long sframe__nr_frames;
+unsigned long sframe__nr_cfi_frames;
 unsigned long sframe__nr_fallback_frames;
 unsigned long sframe__nr_fp_frames;
+unsigned long sframe__nr_no_sframe;
+unsigned long sframe__nr_stopped;
+
+bool sframe__stats_any(void)
+{
+	return sframe__nr_samples || sframe__nr_snapshots || sframe__nr_rejected;
+}
+
+/* Once per session: what the counters say the user did not ask for. */
+static void sframe__warn_summary(void)
+{
+	static bool warned;
+
+	if (warned || !sframe__nr_samples)
+		return;
+	warned = true;
+	if (sframe__nr_no_sframe == sframe__nr_samples)
+		pr_warning("SFrame: none of the %lu samples unwound had a .sframe row on its stack%s\n",
+			   sframe__nr_samples,
+			   sframe__nr_cfi_frames || sframe__nr_fallback_frames ?
+			   ": their caller frames came from .eh_frame and libdw" : "");
+}
+
+size_t sframe__fprintf_stats(FILE *fp)
+{
+	const struct {
+		const char *name;
+		unsigned long val;
+	} rows[] = {
+		{ "samples unwound",		sframe__nr_samples },
+		{ "deferred snapshots",		sframe__nr_snapshots },
+		{ "frames by SFrame",		sframe__nr_frames },
+		{ "frames by .eh_frame",	sframe__nr_cfi_frames },
+		{ "frames by libdw after",	sframe__nr_fallback_frames },
+		{ "frames by fp after",		sframe__nr_fp_frames },
+		{ "samples without .sframe",	sframe__nr_no_sframe },
+		{ "samples stopped early",	sframe__nr_stopped },
+		{ "sections rejected",		sframe__nr_rejected },
+	};
+	size_t printed;
+
+	if (!sframe__stats_any())
+		return 0;
+	sframe__warn_summary();
+	printed = fprintf(fp, "\nSFrame unwinding:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+		printed += fprintf(fp, "  %-24s %10lu\n", rows[i].name, rows[i].val);
+	return printed + sframe__fprintf_rejected(fp);
+}
+
+size_t sframe__fprintf_header(FILE *fp)
+{
+	size_t printed;
+
+	if (!sframe__stats_any())
+		return 0;
+	sframe__warn_summary();
+	printed = fprintf(fp, "# SFrame unwinding: %lu samples, %lu deferred snapshots; caller frames by .sframe %lu, .eh_frame %lu, libdw %lu, frame pointers %lu; %lu samples without .sframe, %lu stopped early; %lu sections rejected\n",
+			  sframe__nr_samples, sframe__nr_snapshots,
+			  sframe__nr_frames, sframe__nr_cfi_frames,
+			  sframe__nr_fallback_frames, sframe__nr_fp_frames,
+			  sframe__nr_no_sframe, sframe__nr_stopped,
+			  sframe__nr_rejected);
+	return printed + fprintf(fp, "#\n");
+}
+
+bool sframe__style_chosen(void)
+{
+	return symbol_conf.unwind_style[0] == UNWIND_STYLE_SFRAME ||
+	       symbol_conf.unwind_style[0] == UNWIND_STYLE_SFRAME_ONLY;
+}
+
+static int sframe__count_entry(struct unwind_entry *entry __maybe_unused,
+			       void *arg __maybe_unused)
+{
+	return 0;
+}
+
+void sframe__count_sample(struct machine *machine, struct perf_sample *sample)
+{
+	struct thread *thread;
+
+	if (!sample->user_regs || !sample->user_stack.size)
+		return;
+	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
+	if (!thread)
+		return;
+	unwind__get_entries(sframe__count_entry, NULL, thread, sample,
+			    sysctl__max_stack(), false);
+	thread__put(thread);
+}
+
+/* Caller frames 1..@n-1 of a walk, by the rows that found them. */
+static void sframe__count_frames(const struct sframe_frame *frames, int n)
+{
+	for (int i = 1; i < n; i++) {
+		if (frames[i].cfi)
+			sframe__nr_cfi_frames++;
+		else
+			sframe__nr_frames++;
+	}
+}
 
 #define SFRAME_LOOKUP_CACHE	4
 
@@ -125,6 +235,36 @@ static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
 	if (!la->cfi)
 		return -ENOENT;
 	return dso__cfi_row(la->hit[i].dso, pc - la->hit[i].bias, fre);
+}
+
+struct count_cb {
+	unwind_entry_cb_t	cb;
+	void			*arg;
+	unsigned long		n;
+};
+
+static int count_entry(struct unwind_entry *entry, void *arg)
+{
+	struct count_cb *c = arg;
+
+	c->n++;
+	return c->cb(entry, c->arg);
+}
+
+/*
+ * sframe-only ended a stack at a frame without .sframe: say so once, with
+ * where, since the stacks are shorter than they look.
+ */
+static void sframe__warn_cut(const struct sframe_lookup_arg *la, u64 ip)
+{
+	static bool warned;
+	int slot = sframe_lookup__slot(la, ip);
+
+	if (warned)
+		return;
+	warned = true;
+	pr_warning("sframe-only: no .sframe row for %#" PRIx64 " in %s: user stacks end there (--unwind-style sframe goes on with .eh_frame and libdw)\n",
+		   ip, slot >= 0 ? dso__long_name(la->hit[slot].dso) : "unmapped code");
 }
 
 struct ip_list {
@@ -256,7 +396,7 @@ static int sframe__bufs(int max)
 
 int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 			struct thread *thread, struct perf_sample *data,
-			int max_stack, bool best_effort, bool hybrid)
+			int max_stack, bool best_effort, bool hybrid, bool last)
 {
 	struct machine *machine = maps__machine(thread__maps(thread));
 	struct sframe_lookup_arg la = { .thread = thread, .cfi = hybrid };
@@ -287,13 +427,24 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 	stack.data = (const u8 *)data->user_stack.data;
 	stack.size = data->user_stack.size;
 
-	sframe__nr_samples++;
 	n = sframe__unwind(frames, max_stack, &stack, sframe_row, &la, &stop);
+	/* sframe-only has nothing for it: let the next style try. */
+	if (stop == SFRAME_STOP_NO_SFRAME && n == 1 && !hybrid && !last) {
+		ret = 0;
+		goto out;
+	}
+	sframe__nr_samples++;
+	if (!la.used)
+		sframe__nr_no_sframe++;
 
 	if (stop == SFRAME_STOP_NO_SFRAME && hybrid && n == 1) {
 		/* Nothing for SFrame to do: plain libdw. */
-		ret = libdw__get_entries(cb, arg, thread, data, max_stack,
-					 best_effort);
+		struct count_cb c = { .cb = cb, .arg = arg };
+
+		ret = libdw__get_entries(count_entry, &c, thread, data,
+					 max_stack, best_effort);
+		if (c.n > 1)
+			sframe__nr_fallback_frames += c.n - 1;
 		goto out;
 	}
 
@@ -301,7 +452,6 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 	for (int i = 0; i < n; i++)
 		ips[nr++] = i && !frames[i].signal && !frames[i].sigtramp ?
 			    frames[i].ip - 1 : frames[i].ip;
-	sframe__nr_frames += nr;
 
 	/*
 	 * libdw restarts from the last frame SFrame described, not from the
@@ -323,8 +473,19 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 						 !frames[n - 2].sigtramp);
 		if (got > 1) {
 			nr = n - 2 + got;
-			sframe__nr_fallback_frames += got - 2;
+			sframe__count_frames(frames, n - 1);
+			sframe__nr_fallback_frames += got - 1;
+		} else {
+			sframe__count_frames(frames, n);
+			sframe__nr_stopped++;
 		}
+	} else {
+		sframe__count_frames(frames, n);
+		if (stop == SFRAME_STOP_NO_SFRAME || stop == SFRAME_STOP_STACK ||
+		    stop == SFRAME_STOP_BAD)
+			sframe__nr_stopped++;
+		if (stop == SFRAME_STOP_NO_SFRAME && !hybrid)
+			sframe__warn_cut(&la, frames[n - 1].ip);
 	}
 
 	ret = sframe__emit(cb, arg, thread, &la, ips, nr);
@@ -392,9 +553,12 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	for (nr = 0; nr < n; nr++)
 		ips[nr] = f[nr].ip;
 	sframe__nr_snapshots++;
-	sframe__nr_frames += n;
-	if (stop != SFRAME_STOP_NO_SFRAME)
+	sframe__count_frames(f, n);
+	if (stop != SFRAME_STOP_NO_SFRAME) {
+		if (stop == SFRAME_STOP_STACK || stop == SFRAME_STOP_BAD)
+			sframe__nr_stopped++;
 		return nr;
+	}
 
 	/*
 	 * The last frame has no row: code without unwind tables (hand-written
@@ -415,5 +579,7 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	n = sframe__fp_walk(&stack, f[n - 1].sp, f[n - 1].fp, ips + nr, max - nr,
 			    sframe__code_addr, thread);
 	sframe__nr_fp_frames += n;
+	if (!n)
+		sframe__nr_stopped++;
 	return nr + n;
 }

@@ -1,0 +1,161 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A --call-graph dwarf recording of a corpus binary analysed away from
+where it was made: the binaries moved off their recorded paths and found
+only under --symfs, or only in a build-id cache filled by perf archive and
+unpacked into a --buildid-dir as a user does.  The sframe styles must give
+the chains they gave at home, as libdw does, and not read another binary
+that now sits at the recorded path."""
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import common
+import corpus
+from test_unwind import chains
+
+STYLES = ('sframe-only', 'sframe', 'libdw')
+
+
+class Elsewhere(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        common.need(common.PERF)
+        src = os.path.join(corpus.build(), 'v3')
+        cls.tmp = tempfile.mkdtemp(prefix='sframe-away-')
+        cls.home = os.path.join(cls.tmp, 'home')
+        os.makedirs(cls.home)
+        for name in ('pie', 'libcorpus.so'):
+            shutil.copy2(os.path.join(src, name), cls.home)
+        # A build-id cache of the recording machine's own, not ~/.debug,
+        # so that only what perf archive packs can be found later.
+        cache = os.path.join(cls.tmp, 'record-cache')
+        env = dict(os.environ)
+        cls.data = os.path.join(cls.tmp, 'perf.data')
+        r = common.run([common.PERF, '--buildid-dir', cache, 'record', '-q', '-e', 'cpu-clock:u',
+                        '-F', '2000', '--call-graph', 'dwarf,16384',
+                        '-o', cls.data, '--', os.path.join(cls.home, 'pie'),
+                        '300'], check=False, env=env)
+        if r.returncode:
+            raise unittest.SkipTest('perf record failed: ' + r.stderr[-500:])
+        cls.at_home = {s: cls.script(s, ['--buildid-dir', cache])
+                       for s in STYLES}
+        cls.dsos, cls.vdso = cls.hit_dsos()
+
+        # perf archive runs "perf buildid-list": ours, first in PATH.
+        pbin = os.path.join(cls.tmp, 'bin')
+        os.makedirs(pbin)
+        os.symlink(os.path.abspath(common.PERF), os.path.join(pbin, 'perf'))
+        env['PATH'] = pbin + os.pathsep + env['PATH']
+        common.run([common.PERF, '--buildid-dir', cache,
+                    '--exec-path=' +
+                    os.path.dirname(os.path.realpath(common.PERF)),
+                    'archive', cls.data], env=env,
+                   cwd=cls.tmp)
+        cls.tarball = cls.data + '.tar.bz2'
+
+        # Gone from where they were recorded, and the cache with them.
+        cls.moved = os.path.join(cls.tmp, 'moved')
+        os.rename(cls.home, cls.moved)
+        shutil.rmtree(cache)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    @classmethod
+    def script(cls, style, pre=(), post=()):
+        r = common.run([common.PERF] + list(pre) +
+                       ['script', '-i', cls.data, '-F', 'tid,ip,sym,dso',
+                        '--unwind-style', style] + list(post))
+        return chains(r.stdout), r.stderr
+
+    @classmethod
+    def hit_dsos(cls):
+        r = common.run([common.PERF, 'buildid-list', '-i', cls.data,
+                        '--with-hits'])
+        rows = [line.split(None, 1) for line in r.stdout.splitlines()]
+        cls.bids = [f[0] for f in rows if len(f) == 2]
+        return ([f[1] for f in rows if len(f) == 2 and f[1].startswith('/')],
+                [f[0] for f in rows if len(f) == 2 and f[1] == '[vdso]'])
+
+    def check_same(self, pre=(), post=(), styles=STYLES, vdso=True):
+        for style in styles:
+            with self.subTest(style=style):
+                home, home_err = self.at_home[style]
+                away, err = self.script(style, pre, post)
+                self.assertGreater(len(home), 100)
+                self.assertEqual(len(away), len(home))
+                diff = [i for i in range(len(home)) if away[i] != home[i] and
+                        (vdso or not home[i] or home[i][0][1] != '[vdso]')]
+                self.assertEqual(diff, [], 'first differing sample: %s\nvs\n%s'
+                                 % (away[diff[0]], home[diff[0]]) if diff else '')
+                in_vdso = any(c and c[0][1] == '[vdso]' for c in home)
+                if style != 'libdw' and (vdso or not in_vdso):
+                    self.assertEqual(
+                        common.stats_block(err, 'SFrame unwinding'),
+                        common.stats_block(home_err, 'SFrame unwinding'), err)
+        # SFrame walked the deep recursion: the file was found.
+        self.assertGreater(max(len(c) for c in away), 30)
+
+    def test_home_is_deep(self):
+        """At home sframe-only goes through the 30 deep recursion."""
+        home, _ = self.at_home['sframe-only']
+        self.assertGreater(max(len(c) for c in home), 30)
+        self.assertTrue(any(d.endswith('/home/pie') for d in self.dsos),
+                        self.dsos)
+
+    def test_gone(self):
+        """Nothing at the path, no symfs, no cache: SFrame has no file, and
+        sframe-only gives only the sampled frame."""
+        away, _ = self.script('sframe-only',
+                              ['--buildid-dir', os.path.join(self.tmp, 'none')])
+        self.assertLessEqual(max(len(c) for c in away), 1)
+
+    def test_symfs(self):
+        """Every hit binary under --symfs at its recorded path."""
+        symfs = os.path.join(self.tmp, 'symfs')
+        for path in self.dsos:
+            real = path.replace(self.home, self.moved, 1)
+            if not os.path.isfile(real):
+                continue  # perf's temporary copy of the vdso
+            dst = symfs + path
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy2(real, dst)
+        # perf resolves no sample in the vdso under --symfs (with libdw as
+        # well): those are left out.
+        self.check_same(['--buildid-dir', os.path.join(self.tmp, 'none')],
+                        ['--symfs', symfs], vdso=False)
+
+    def unpack(self):
+        cache = os.path.join(self.tmp, 'unpacked')
+        if not os.path.isdir(cache):
+            os.makedirs(cache)
+            subprocess.run(['tar', 'xf', self.tarball, '-C', cache],
+                           check=True)
+        return cache
+
+    def test_perf_archive(self):
+        """Only in a build-id cache unpacked from perf archive."""
+        self.check_same(['--buildid-dir', self.unpack()])
+
+    def test_perf_archive_other_binary_at_path(self):
+        """The same, with other programs at the recorded paths: the
+        sframe styles must not read them (their build IDs differ).  libdw
+        does read what is at the path, so it is not compared here."""
+        cache = self.unpack()
+        os.makedirs(self.home)
+        try:
+            # Other programs with .sframe, laid out otherwise.
+            other = os.path.join(corpus.build(), 'v3')
+            for name, alias in (('nopie', 'pie'), ('static', 'libcorpus.so')):
+                shutil.copy2(os.path.join(other, name),
+                             os.path.join(self.home, alias))
+            self.check_same(['--buildid-dir', cache],
+                            styles=('sframe-only', 'sframe'))
+        finally:
+            shutil.rmtree(self.home)
+
+if __name__ == '__main__':
+    unittest.main()
