@@ -4,9 +4,11 @@
 #
 # A program built without frame pointers, with .sframe (gas
 # --gsframe), recorded with --call-graph dwarf: perf sframe dump reads
-# its section, and --unwind-style sframe (and sframe-only, for the
-# program's own frames) give the stacks libdw gives. Skipped without a
-# compiler and assembler that emit SFrame, or when perf cannot record.
+# its section and names its functions, --unwind-style sframe (and
+# sframe-only, for the program's own frames) give the stacks libdw
+# gives, and perf script and perf report --stats say what SFrame did.
+# Skipped without a compiler and assembler that emit SFrame, or when
+# perf cannot record.
 
 set -e
 
@@ -72,7 +74,7 @@ fi
 
 err=0
 if ! perf sframe dump "$prog" > "$tmpdir/dump.txt" 2>&1 ||
-   ! grep -q 'func idx' "$tmpdir/dump.txt"; then
+   ! grep -q 'func idx.* <level>$' "$tmpdir/dump.txt"; then
 	echo "Error: perf sframe dump does not show the program's functions"
 	head -20 "$tmpdir/dump.txt"
 	err=1
@@ -116,7 +118,12 @@ fi
 
 if ! perf script -F ip -i "$data" --unwind-style sframe 2>&1 > /dev/null |
 	grep -q 'SFrame unwinding'; then
-	echo "Error: no SFrame unwinding counters"
+	echo "Error: perf script shows no SFrame unwinding counters"
+	err=1
+fi
+if ! perf report --stats -i "$data" --unwind-style sframe 2> /dev/null |
+	grep -q 'SFrame unwinding'; then
+	echo "Error: perf report --stats shows no SFrame unwinding counters"
 	err=1
 fi
 
