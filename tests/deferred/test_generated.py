@@ -247,6 +247,44 @@ class TestGenerated(Base):
         self.assertTrue(all(g[2] == [K + 8, U + 16] for g in got if g[0] == 200))
         self.assertStats(self.stats(p), stitched=301, delivered_late=1, lost=0)
 
+    def test_late_beyond_window(self):
+        """A sample 400 ms after its own record, same cookie (a task that sat
+        in its return-to-user path on a loaded machine; 274 ms seen on real
+        7.2): the record is kept until evidence ends its kernel entry, not
+        for a window, so the sample is stitched late.  Other tasks' samples
+        move the clock meanwhile.  Found on 1b89e7a: "[user stack lost]"."""
+        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        t0 = 10**9
+        ck = cookie(0, 1)
+        w.sample(K, 100, 100, t0, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, ck])
+        w.deferred(ck, [U, U + 8], 100, 100, t0 + 1000)
+        n = 2
+        for i in range(60):
+            t = t0 + 2000 + i * 10**7          # 10 ms apart, 600 ms
+            c = cookie(0, n)
+            n += 1
+            w.sample(K + 8, 200, 200, t, callchain=[CONTEXT_KERNEL, K + 8,
+                                                    CONTEXT_USER_DEFERRED, c])
+            w.deferred(c, [U + 16], 200, 200, t + 500)
+            if i == 40:                                         # t0 + 400 ms
+                w.sample(K + 16, 100, 100, t + 600, callchain=[
+                    CONTEXT_KERNEL, K + 16, CONTEXT_USER_DEFERRED, ck])
+            if i % 10 == 9:
+                w.finished_round()
+        # a later kernel entry of task 100 ends the first record's life:
+        # a sample of the first entry after it is not stitched
+        t = t0 + 700 * 10**6
+        w.sample(K, 100, 100, t, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
+                                            cookie(0, 1000)])
+        w.sample(K + 24, 100, 100, t + 400 * 10**6, callchain=[
+            CONTEXT_KERNEL, K + 24, CONTEXT_USER_DEFERRED, ck])
+        w.finished_round()
+        p = w.save(self.path('a.data'))
+        got = [g for g in self.samples(p) if g[0] == 100]
+        self.assertEqual([g[2] for g in got], [[K, U, U + 8], [K + 16, U, U + 8],
+                                               [K, 0], [K + 24, 0]])
+        self.assertStats(self.stats(p), stitched=61, stitched_late=1, lost=2)
+
     def test_pending_cap(self):
         cfg = self.path('perfconfig')
         with open(cfg, 'w') as f:

@@ -61,11 +61,13 @@ enum dc_state {
 struct dc_task {
 	struct list_head	pending;	/* dc_entry.task_node, oldest first */
 	struct list_head	recent_node;	/* in dc->recent while ->recs are kept */
-	struct dc_record	*recs[DC_TASK_RECORDS];	/* newest first, kept window_ns */
+	struct dc_record	*recs[DC_TASK_RECORDS];	/* newest first */
 	int			nr_recs;
 	u64			last_cookie;	/* latest record, even once dropped */
 	u64			last_time;
 	bool			have_last;
+	/* A deferred sample of a later kernel entry came after last_cookie's. */
+	bool			superseded;
 	long			key;
 };
 
@@ -240,6 +242,30 @@ static void dc_task__drop_records(struct deferred_callchain *dc, struct dc_task 
 	list_del_init(&task->recent_node);
 	while (task->nr_recs)
 		dc_record__put(dc, task->recs[--task->nr_recs]);
+}
+
+/*
+ * The window is over for @task's records: the older ones go, the latest
+ * stays for samples of its own kernel entry until evidence ends it (a later
+ * entry's sample or record, the task's exit, the end of input), however late
+ * such a sample comes: on a loaded machine a task sat 274 ms in its
+ * return-to-user path, sampled, after its record.  One record per task.
+ */
+static void dc_task__expire_records(struct deferred_callchain *dc, struct dc_task *task)
+{
+	struct dc_record *keep = NULL;
+	int i;
+
+	list_del_init(&task->recent_node);
+	for (i = 0; i < task->nr_recs; i++) {
+		if (!task->superseded && task->have_last &&
+		    task->recs[i]->cookie == task->last_cookie)
+			keep = dc_record__get(task->recs[i]);
+	}
+	while (task->nr_recs)
+		dc_record__put(dc, task->recs[--task->nr_recs]);
+	if (keep)
+		task->recs[task->nr_recs++] = keep;
 }
 
 static struct dc_record *dc_task__find_record(struct dc_task *task, u64 cookie)
@@ -461,7 +487,10 @@ static int dc__drain(struct deferred_callchain *dc, bool all)
 
 		if (!all && dc->now - task->recs[0]->time <= window)
 			break;
-		dc_task__drop_records(dc, task);
+		if (all)
+			dc_task__drop_records(dc, task);
+		else
+			dc_task__expire_records(dc, task);
 	}
 
 	while (!list_empty(&dc->queue)) {
@@ -572,6 +601,15 @@ int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *e
 			e->state = DC_STITCHED;
 			dc->stats.stitched_late++;
 		} else {
+			/*
+			 * A kernel entry after the latest record's: that
+			 * record's entry is over, its samples all came.
+			 */
+			if (task->have_last && e->time > task->last_time) {
+				task->superseded = true;
+				if (list_empty(&task->recent_node))
+					dc_task__drop_records(dc, task);
+			}
 			e->state = DC_WAITING;
 			list_add_tail(&e->task_node, &task->pending);
 			list_add_tail(&e->wait_node, &dc->waiting);
@@ -658,6 +696,7 @@ int deferred_callchain__record(struct deferred_callchain *dc,
 		task->last_cookie = cookie;
 		task->last_time = rec->time;
 		task->have_last = true;
+		task->superseded = false;
 	}
 	dc_record__put(dc, rec);
 	return ret ?: dc__drain(dc, false);
