@@ -43,6 +43,7 @@ STAT_NAMES = {
     'records without tid': 'no_tid',
     'max pending': 'max_pending',
     'max queued': 'max_queued',
+    'bad user entries dropped': 'bad_ips',
 }
 
 
@@ -405,6 +406,20 @@ class TestGenerated(Base):
             w.deferred(cookie(0, 2), [U + 32], 100, 100, 6000)
         w.finished_round()
         return w.save(self.path(name))
+
+    def test_record_ip_above_context_max(self):
+        """A record whose user ips hold a value >= PERF_CONTEXT_MAX (garbage
+        in a return-address slot, reported on s390 JIT code): upstream's
+        callchain resolution drops the whole chain ("invalid callchain
+        context"); we drop that entry only, and count it."""
+        bad = [0xffffffffffffff00, 0xfffffffffffffe00, 0xfffffffffffff001]
+        p = self._one('a.data', {}, ips=[U, bad[0], U + 8, bad[1], bad[2], U + 16])
+        got = self.samples(p)
+        self.assertEqual([g[2] for g in got], [[K, U, U + 8, U + 16], [K, U + 32]])
+        self.assertStats(self.stats(p), stitched=2, lost=0, bad_ips=3, malformed=0)
+        r = common.run([PERF, 'report', '--stdio', '-i', p, '-g', 'caller',
+                        '--sort', 'sym'])
+        self.assertNotIn('0xffffffffffffff00', r.stdout)
 
     def test_nr_zero(self):
         p = self._one('a.data', {}, ips=())

@@ -643,7 +643,7 @@ int deferred_callchain__record(struct deferred_callchain *dc,
 	struct dc_record *rec;
 	struct dc_task *task;
 	u64 cookie = sample->deferred_cookie;
-	u64 nr = sample->callchain->nr;
+	u64 nr = sample->callchain->nr, i;
 	bool stale;
 	int ret = 0;
 
@@ -676,8 +676,21 @@ int deferred_callchain__record(struct deferred_callchain *dc,
 	rec->used = false;
 	rec->cookie = cookie;
 	rec->time = sample->time;
-	rec->nr = nr;
-	memcpy(rec->ips, sample->callchain->ips, nr * sizeof(u64));
+	rec->nr = 0;
+	for (i = 0; i < nr; i++) {
+		u64 ip = sample->callchain->ips[i];
+
+		/*
+		 * Garbage in a return-address slot (seen on s390 JIT code):
+		 * as a context marker it would make callchain resolution drop
+		 * the whole chain.  Drop that entry only.
+		 */
+		if (ip >= PERF_CONTEXT_MAX) {
+			dc->stats.bad_user_ips++;
+			continue;
+		}
+		rec->ips[rec->nr++] = ip;
+	}
 
 	list_for_each_entry_safe(e, tmp, &task->pending, task_node) {
 		if (e->cookie == cookie) {
@@ -804,6 +817,7 @@ size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *
 		{ "records without tid",	s->no_tid },
 		{ "max pending",		s->max_pending },
 		{ "max queued",			s->max_queued },
+		{ "bad user entries dropped",	s->bad_user_ips },
 	};
 	size_t i, printed = 0;
 

@@ -84,6 +84,7 @@ struct deferred_callchain_stats {
 	 * place (HEADER_DEFERRED_CALLCHAIN is an array of them).
 	 */
 	u64 fallback_sframe;	/* no record: user frames walked with SFrame */
+	u64 bad_user_ips;	/* record entries >= PERF_CONTEXT_MAX, dropped */
 };
 
 struct deferred_callchain_config {
