@@ -6,7 +6,7 @@ lost user stack shown as an address.
 Found on 1b89e7a (ours only; upstream 0): `perf report --children` and any
 `-g caller` showed the kernel frames of samples whose user stack was lost as
 "[unknown] [.] 0xffffffff..." and the lost frame as "[.] 0000000000000000",
-10-11 entries on the mt and deep600 fixtures."""
+10-11 entries on the mt, sys and deep600 fixtures."""
 import gzip
 import os
 import re
@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
 import common                                   # noqa: E402
 
 FIX = os.path.join(common.FIXTURES, 'guest-7.2')
-FILES = ('st-defer', 'mt-defer', 'deep600-defer', 'exit-defer')
+FILES = ('st-defer', 'mt-defer', 'deep600-defer', 'exit-defer', 'sys-defer', 'two-defer')
 VIEWS = [
     ['--children', '-g', 'caller'],
     ['--children', '-g', 'callee'],
@@ -80,10 +80,10 @@ class GuestReportViews(unittest.TestCase):
                         if KERNEL_HEX.search(ln) or '0000000000000000' in ln][:10])
 
     def test_lost_frame_by_name(self):
-        """mt-defer and deep600-defer each have samples whose user stack was
+        """mt-defer, deep600-defer and sys-defer each have samples whose user stack was
         lost (tasks in exit_group): --children gives the frame an entry of
         its own, by name, and its kernel callers resolve."""
-        for name in ('mt-defer', 'deep600-defer'):
+        for name in ('mt-defer', 'deep600-defer', 'sys-defer'):
             body = self.report(common.PERF, name, ['--children', '-g', 'caller'])
             self.assertRegex(body, r'\[unknown\]\s+\[\.\] \[user stack lost\]', name)
             self.assertIn('--[user stack lost]', body)
