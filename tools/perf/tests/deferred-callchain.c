@@ -73,6 +73,12 @@ static int collect(struct deferred_callchain *dc __maybe_unused, union perf_even
 	return 0;
 }
 
+/* Samples and held EXITs alike: the order they come out in is checked. */
+static const struct deferred_callchain_ops collect_ops = {
+	.sample	= collect,
+	.exit	= collect,
+};
+
 static u64 sample_type(bool snapshot)
 {
 	u64 type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
@@ -105,7 +111,7 @@ static int fixture__init(struct fixture *f, bool snapshot,
 	if (!f->evlist || !f->evsel)
 		return -ENOMEM;
 	evlist__add(f->evlist, f->evsel);
-	f->dc = deferred_callchain__new(f->evlist, collect, f);
+	f->dc = deferred_callchain__new(f->evlist, &collect_ops, f);
 	if (!f->dc)
 		return -ENOMEM;
 	if (config)
@@ -127,12 +133,8 @@ static int feed(struct fixture *f, union perf_event *event)
 
 	perf_sample__init(&sample, /*all=*/true);
 	ret = evsel__parse_sample(f->evsel, event, &sample);
-	if (!ret) {
-		if (event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED)
-			ret = deferred_callchain__record(f->dc, event, &sample, f->machine);
-		else
-			ret = deferred_callchain__queue(f->dc, event, &sample, f->machine);
-	}
+	if (!ret)
+		ret = deferred_callchain__event(f->dc, event, &sample, f->machine);
 	perf_sample__exit(&sample);
 	return ret;
 }
@@ -205,7 +207,7 @@ static int record(struct fixture *f, u32 tid, u64 time, u64 cookie, u64 nr)
 	return feed(f, event);
 }
 
-static int task_exit(struct fixture *f, u32 tid, u64 time)
+static int task_event(struct fixture *f, u32 type, u32 tid, u64 time)
 {
 	union perf_event *event = (union perf_event *)f->buf;
 	u64 *p;
@@ -217,9 +219,20 @@ static int task_exit(struct fixture *f, u32 tid, u64 time)
 	p = (u64 *)((u8 *)f->buf + sizeof(struct perf_record_fork));
 	*p++ = ((u64)tid << 32) | tid;
 	*p++ = time;
-	event->header.type = PERF_RECORD_EXIT;
+	event->header.type = type;
 	event->header.size = (u8 *)p - (u8 *)f->buf;
 	return feed(f, event);
+}
+
+static int task_exit(struct fixture *f, u32 tid, u64 time)
+{
+	return task_event(f, PERF_RECORD_EXIT, tid, time);
+}
+
+/* A FORK passes through the stitcher: the caller delivers it. */
+static int task_fork(struct fixture *f, u32 tid, u64 time)
+{
+	return task_event(f, PERF_RECORD_FORK, tid, time);
 }
 
 /* Does delivered sample @d end with @nr_user stitched user frames? */
@@ -364,9 +377,9 @@ static int test__deferred_tid_reuse(struct test_suite *t __maybe_unused, int s _
 	CHECK(!task_exit(&f, 10, 4 * MS));
 	CHECK(f.nr_out == 0);
 	/* Tid 10 is forked again: its old EXIT goes out before that. */
-	CHECK(!deferred_callchain__new_task(f.dc, NULL, 10));
+	CHECK(task_fork(&f, 10, 4 * MS + 1) == DEFERRED_CALLCHAIN__PASS);
 	CHECK(f.nr_out == 2 && f.out[0].tid == 10 && f.out[1].type == PERF_RECORD_EXIT);
-	CHECK(!deferred_callchain__new_task(f.dc, NULL, 10));
+	CHECK(task_fork(&f, 10, 4 * MS + 2) == DEFERRED_CALLCHAIN__PASS);
 	CHECK(f.nr_out == 2);
 	CHECK(!record(&f, 30, 5 * MS, 0xe00000001, 2));
 	CHECK(f.nr_out == 3 && f.out[2].tid == 30 && stitched(&f.out[2], 2));

@@ -88,7 +88,7 @@ struct dc_entry {
 
 struct deferred_callchain {
 	struct evlist			*evlist;
-	deferred_callchain__deliver_t	deliver;
+	struct deferred_callchain_ops	ops;
 	void				*data;
 	struct deferred_callchain_config config;
 	struct deferred_callchain_stats	stats;
@@ -124,7 +124,7 @@ static long dc_task_key(struct machine *machine, int tid)
 }
 
 struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
-						   deferred_callchain__deliver_t deliver,
+						   const struct deferred_callchain_ops *ops,
 						   void *data)
 {
 	struct deferred_callchain *dc = zalloc(sizeof(*dc));
@@ -137,7 +137,7 @@ struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 		return NULL;
 	}
 	dc->evlist = evlist;
-	dc->deliver = deliver;
+	dc->ops = *ops;
 	dc->data = data;
 	INIT_LIST_HEAD(&dc->queue);
 	INIT_LIST_HEAD(&dc->waiting);
@@ -434,7 +434,10 @@ static int dc_entry__deliver(struct deferred_callchain *dc, struct dc_entry *e)
 		if (ret)
 			goto out;
 	}
-	ret = dc->deliver(dc, event, &sample, e->machine, dc->data);
+	if (event->header.type == PERF_RECORD_EXIT)
+		ret = dc->ops.exit(dc, event, &sample, e->machine, dc->data);
+	else
+		ret = dc->ops.sample(dc, event, &sample, e->machine, dc->data);
 out:
 	perf_sample__exit(&sample);
 	return ret;
@@ -555,8 +558,9 @@ static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine,
 }
 
 
-int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *event,
-			      struct perf_sample *sample, struct machine *machine)
+/* A SAMPLE or an EXIT: into the reorder queue. */
+static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
+		     struct perf_sample *sample, struct machine *machine)
 {
 	struct dc_record *rec;
 	struct dc_entry *e;
@@ -635,9 +639,8 @@ int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *e
 	return ret ?: dc__drain(dc, false);
 }
 
-int deferred_callchain__record(struct deferred_callchain *dc,
-			       union perf_event *event __maybe_unused,
-			       struct perf_sample *sample, struct machine *machine)
+static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
+		      struct machine *machine)
 {
 	struct dc_entry *e, *tmp;
 	struct dc_record *rec;
@@ -715,8 +718,12 @@ int deferred_callchain__record(struct deferred_callchain *dc,
 	return ret ?: dc__drain(dc, false);
 }
 
-int deferred_callchain__new_task(struct deferred_callchain *dc, struct machine *machine,
-				 int tid)
+/*
+ * Before a PERF_RECORD_FORK of @tid reaches the tool: an EXIT of an earlier
+ * task with the same tid that is still held must go out first, or it would
+ * remove the new thread.
+ */
+static int dc__new_task(struct deferred_callchain *dc, struct machine *machine, int tid)
 {
 	struct dc_entry *e, *exit = NULL;
 	bool done = false;
@@ -745,6 +752,25 @@ int deferred_callchain__new_task(struct deferred_callchain *dc, struct machine *
 		dc_entry__free(dc, e);
 	}
 	return ret;
+}
+
+int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *event,
+			      struct perf_sample *sample, struct machine *machine)
+{
+	int ret;
+
+	switch (event->header.type) {
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_EXIT:
+		return dc__queue(dc, event, sample, machine);
+	case PERF_RECORD_CALLCHAIN_DEFERRED:
+		return dc__record(dc, sample, machine);
+	case PERF_RECORD_FORK:
+		ret = dc__new_task(dc, machine, event->fork.tid);
+		return ret ?: DEFERRED_CALLCHAIN__PASS;
+	default:
+		return DEFERRED_CALLCHAIN__PASS;
+	}
 }
 
 int deferred_callchain__flush(struct deferred_callchain *dc)

@@ -14,9 +14,10 @@
  * PERF_RECORD_CALLCHAIN_DEFERRED (cookie, nr, ips[nr]) emitted when the task
  * returns to user space; every sample taken in that kernel entry shares it.
  *
- * This module joins them.  Feed it every sample and every deferred record
- * of a session in delivery order; it hands samples back to @deliver with
- * complete callchains (kernel frames, PERF_CONTEXT_USER, user frames):
+ * This module joins them.  Feed it every event of a session in delivery
+ * order through deferred_callchain__event(); it hands samples back to
+ * ops->sample with complete callchains (kernel frames, PERF_CONTEXT_USER,
+ * user frames):
  *
  *  - Matching is keyed by (machine, tid, cookie) and is O(1): one hash
  *    lookup per sample or record, no rescans, no re-parsing per record.
@@ -105,9 +106,9 @@ struct deferred_callchain_config {
 #define DEFERRED_CALLCHAIN_MAX_PENDING	(1024 * 1024)
 
 /*
- * Called for every sample leaving the module, in order.  @sample is parsed
- * from the queued copy of @event; its callchain may point to memory owned by
- * the module, valid until the callback returns.
+ * How the module hands events back, in order.  @sample is parsed from the
+ * queued copy of @event; its callchain may point to memory owned by the
+ * module, valid until the callback returns.
  */
 typedef int (*deferred_callchain__deliver_t)(struct deferred_callchain *dc,
 					      union perf_event *event,
@@ -115,9 +116,19 @@ typedef int (*deferred_callchain__deliver_t)(struct deferred_callchain *dc,
 					      struct machine *machine,
 					      void *data);
 
+struct deferred_callchain_ops {
+	/* Every sample, with its complete callchain. */
+	deferred_callchain__deliver_t	sample;
+	/*
+	 * A PERF_RECORD_EXIT the module held until the task's samples were
+	 * out (process it as the tool would have: it removes the thread).
+	 */
+	deferred_callchain__deliver_t	exit;
+};
+
 /* With the perf config's settings (deferred_callchain__read_config()). */
 struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
-						   deferred_callchain__deliver_t deliver,
+						   const struct deferred_callchain_ops *ops,
 						   void *data);
 void deferred_callchain__delete(struct deferred_callchain *dc);
 
@@ -128,24 +139,29 @@ void deferred_callchain__set_config(struct deferred_callchain *dc,
 /* Say whether events come in time order (see config.ordered). */
 void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered);
 
+/* deferred_callchain__event(): the caller delivers the event itself. */
+#define DEFERRED_CALLCHAIN__PASS	1
+
 /*
- * Every PERF_RECORD_SAMPLE of the session (deferred or not), so that order is
- * kept, and every PERF_RECORD_EXIT: it proves that the task's waiting samples
- * get no record, and it is held back until the task's samples have gone out,
- * so that they are not resolved against a thread that is already gone.
+ * The one way in: every event of the session, in delivery order, parsed
+ * into @sample, once the caller stitches.  What the module does with it:
+ *
+ *  - PERF_RECORD_SAMPLE (deferred or not, so that order is kept): queued,
+ *    handed back to ops->sample in order, complete.
+ *  - PERF_RECORD_CALLCHAIN_DEFERRED: taken; stitches the task's samples.
+ *  - PERF_RECORD_EXIT: proves that the task's waiting samples get no
+ *    record; held until they have gone out, then handed to ops->exit, so
+ *    that they are not resolved against a thread that is already gone.
+ *  - PERF_RECORD_FORK: a held EXIT of an earlier task with the same tid
+ *    goes out first (or it would remove the new thread); then the caller
+ *    delivers the FORK itself.
+ *  - anything else: the caller delivers it.
+ *
+ * Returns 0 when the module took the event, DEFERRED_CALLCHAIN__PASS when
+ * the caller must deliver it now, a negative error code on failure.
  */
-int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *event,
+int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *event,
 			      struct perf_sample *sample, struct machine *machine);
-/*
- * Before a PERF_RECORD_FORK of @tid reaches the tool: an EXIT of an earlier
- * task with the same tid that is still held must go out first, or it would
- * remove the new thread.
- */
-int deferred_callchain__new_task(struct deferred_callchain *dc, struct machine *machine,
-				 int tid);
-/* A PERF_RECORD_CALLCHAIN_DEFERRED, already parsed into @sample. */
-int deferred_callchain__record(struct deferred_callchain *dc, union perf_event *event,
-			       struct perf_sample *sample, struct machine *machine);
 /* End of input: deliver everything still held. */
 int deferred_callchain__flush(struct deferred_callchain *dc);
 
