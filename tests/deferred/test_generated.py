@@ -44,6 +44,7 @@ STAT_NAMES = {
     'max pending': 'max_pending',
     'max queued': 'max_queued',
     'bad user entries dropped': 'bad_ips',
+    'damaged times not trusted': 'bad_times',
 }
 
 
@@ -285,6 +286,68 @@ class TestGenerated(Base):
         self.assertEqual([g[2] for g in got], [[K, U, U + 8], [K + 16, U, U + 8],
                                                [K, 0], [K + 24, 0]])
         self.assertStats(self.stats(p), stitched=61, stitched_late=1, lost=2)
+
+    def _outlier_file(self, name, outlier):
+        """Task 100 waits 60 ms for its record while task 200 runs; one
+        sample of task 300 at time @outlier comes in between."""
+        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        t0 = 10**9
+        a = cookie(0, 1)
+        w.sample(K, 100, 100, t0, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, a])
+        w.finished_round()
+        if outlier:
+            w.sample(K, 300, 300, outlier, callchain=[CONTEXT_KERNEL, K,
+                                                      CONTEXT_USER_DEFERRED, cookie(0, 2)])
+            w.finished_round()
+        for i in range(30):
+            t = t0 + 1000 + i * 5 * 10**6
+            c = cookie(0, 10 + i)
+            w.sample(K + 8, 200, 200, t, callchain=[CONTEXT_KERNEL, K + 8,
+                                                    CONTEXT_USER_DEFERRED, c])
+            w.deferred(c, [U + 16], 200, 200, t + 500)
+            if i == 12:
+                w.deferred(a, [U, U + 8], 100, 100, t + 600)
+            w.finished_round()
+        return w.save(self.path(name))
+
+    def test_clock_outlier(self):
+        """One sample at time 2^62 (a flipped bit) must not move the
+        stitcher's clock for good: task 100's sample stays in the queue and
+        comes out in time order.  Found on 1b89e7a: the clock jumped, every
+        waiting sample left the queue and came out late."""
+        p = self._outlier_file('a.data', 1 << 62)
+        st = self.stats(p)
+        self.assertStats(st, bad_times=1, delivered_late=0, stitched=31, lost=1)
+        got = [g for g in self.samples(p) if g[0] != 300]
+        self.assertEqual(got[0][:2], (100, ns(10**9)))
+        self.assertEqual(got[0][2], [K, U, U + 8])
+        # the same stream without the outlier
+        clean = self.stats(self._outlier_file('b.data', 0))
+        self.assertStats(clean, bad_times=0, delivered_late=0, stitched=31, lost=0)
+        # an idle gap of 10 s: the events after it agree, the clock follows
+        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        for i in range(20):
+            t = 10**9 + i * 5 * 10**6 + (10 * 10**9 if i >= 10 else 0)
+            c = cookie(0, 1 + i)
+            w.sample(K, 200, 200, t, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, c])
+            w.deferred(c, [U], 200, 200, t + 500)
+            w.finished_round()
+        gap = w.save(self.path('c.data'))
+        self.assertStats(self.stats(gap), bad_times=0, delivered_late=0, stitched=20)
+
+    def test_config_refused(self):
+        """Nonsense stitching knobs are refused with a message, never
+        wrapped (callchain.defer-queue=-5 was an unbounded queue)."""
+        p = self._one('a.data', {})
+        for key, val in (('defer-queue', '-5'), ('defer-window', 'abc'),
+                         ('defer-max-pending', '0'), ('defer-queue', '12x')):
+            cfg = self.path('perfconfig')
+            with open(cfg, 'w') as f:
+                f.write('[callchain]\n\t%s = %s\n' % (key, val))
+            env = dict(os.environ, PERF_CONFIG=cfg)
+            r = self.script(p, env=env)
+            self.assertIn('Invalid callchain.%s value' % key, r.stderr)
+            self.assertEqual(len(parse_script(r.stdout)), 2)
 
     def test_pending_cap(self):
         cfg = self.path('perfconfig')

@@ -6,6 +6,7 @@
  * PERF_RECORD_CALLCHAIN_DEFERRED with the same cookie shows up, or until the
  * stream proves that it never will.
  */
+#include <ctype.h>
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -100,6 +101,9 @@ struct deferred_callchain {
 	u64				nr_queued;
 	u64				nr_waiting;
 	u64				now;
+	u64				jump_time;	/* a time far ahead, not trusted yet */
+	bool				have_now;
+	bool				have_jump;
 	bool				warned_cap;
 	u64				*chain;		/* scratch ip_callchain */
 	size_t				chain_alloc;	/* in u64 */
@@ -181,9 +185,11 @@ static int deferred_callchain__config_cb(const char *var, const char *value, voi
 	if (!dst)
 		return 0;
 	errno = 0;
-	v = strtoull(value, &end, 0);
-	if (errno || end == value || *end || v == 0 || v > ULLONG_MAX / mult) {
-		pr_warning("Invalid %s value '%s' in perf config, ignored\n", var, value);
+	/* strtoull() takes "-5" and wraps it to an unbounded queue. */
+	v = value && isdigit((unsigned char)*value) ? strtoull(value, &end, 0) : 0;
+	if (!v || errno || *end || v > ULLONG_MAX / mult) {
+		pr_warning("Invalid %s value '%s' in perf config (a positive whole number%s), ignored\n",
+			   var, value ?: "", mult > 1 ? " of milliseconds" : "");
 		return 0;
 	}
 	*dst = v * mult;
@@ -518,10 +524,43 @@ static int dc__drain(struct deferred_callchain *dc, bool all)
 	return ret;
 }
 
-static void dc__advance(struct deferred_callchain *dc, u64 time)
+/*
+ * The stitcher's clock ("now", which the window is measured against) is the
+ * latest event time; but one damaged time (a flipped bit, 2^62) must not
+ * move it for good: every waiting sample would leave the queue at once and
+ * every older record expire.  A time more than DC_CLOCK_JUMP windows ahead
+ * of the clock is only taken when the next such event agrees with it (the
+ * stream did jump: an idle gap, a pause); when the next event is near the
+ * clock again, the outlier was damage: counted.  A damaged time counts as
+ * the clock's own.  Returns the time to use for the event.
+ */
+#define DC_CLOCK_JUMP	8
+
+static u64 dc__advance(struct deferred_callchain *dc, u64 time)
 {
-	if (time != (u64)-1 && time > dc->now)
-		dc->now = time;
+	u64 jump = dc->config.window_ns * DC_CLOCK_JUMP;
+
+	if (time == (u64)-1)
+		return time;
+	if (!dc->have_now || time <= dc->now + jump) {
+		if (dc->have_jump) {
+			dc->stats.bad_times++;
+			dc->have_jump = false;
+		}
+		if (time > dc->now)
+			dc->now = time;
+		dc->have_now = true;
+		return time;
+	}
+	if (dc->have_jump && time + jump >= dc->jump_time && time <= dc->jump_time + jump) {
+		/* Two in a row far ahead, and close together: believe them. */
+		dc->now = max(time, dc->jump_time);
+		dc->have_jump = false;
+		return time;
+	}
+	dc->jump_time = time;
+	dc->have_jump = true;
+	return dc->now;
 }
 
 static void dc_task__free(struct deferred_callchain *dc, struct dc_task *task)
@@ -566,8 +605,9 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 	struct dc_entry *e;
 	struct dc_task *task;
 	int ret = 0;
+	u64 ts;
 
-	dc__advance(dc, sample->time);
+	ts = dc__advance(dc, sample->time);
 	e = malloc(sizeof(*e) + event->header.size);
 	if (!e)
 		return -ENOMEM;
@@ -576,7 +616,7 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 	INIT_LIST_HEAD(&e->wait_node);
 	INIT_LIST_HEAD(&e->task_node);
 	e->machine = machine;
-	e->time = sample->time != (u64)-1 ? sample->time : dc->now;
+	e->time = ts != (u64)-1 ? ts : dc->now;
 	e->file_offset = sample->file_offset;
 	e->state = DC_READY;
 
@@ -646,11 +686,11 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 	struct dc_record *rec;
 	struct dc_task *task;
 	u64 cookie = sample->deferred_cookie;
-	u64 nr = sample->callchain->nr, i;
+	u64 nr = sample->callchain->nr, i, ts;
 	bool stale;
 	int ret = 0;
 
-	dc__advance(dc, sample->time);
+	ts = dc__advance(dc, sample->time);
 	if (sample->tid == (u32)-1) {
 		/* Without sample_id_all nothing says whose record this is. */
 		dc->stats.no_tid++;
@@ -669,7 +709,7 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 		return 0;
 	}
 	/* Older than the newest record: delivered late, proves nothing. */
-	stale = task->have_last && sample->time < task->last_time;
+	stale = task->have_last && ts < task->last_time;
 	dc->stats.records++;
 
 	rec = malloc(sizeof(*rec) + nr * sizeof(u64));
@@ -678,7 +718,7 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 	rec->refcnt = 1;
 	rec->used = false;
 	rec->cookie = cookie;
-	rec->time = sample->time;
+	rec->time = ts;
 	rec->nr = 0;
 	for (i = 0; i < nr; i++) {
 		u64 ip = sample->callchain->ips[i];
@@ -844,6 +884,7 @@ size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *
 		{ "max pending",		s->max_pending },
 		{ "max queued",			s->max_queued },
 		{ "bad user entries dropped",	s->bad_user_ips },
+		{ "damaged times not trusted",	s->bad_times },
 	};
 	size_t i, printed = 0;
 

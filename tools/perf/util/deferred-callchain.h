@@ -86,6 +86,7 @@ struct deferred_callchain_stats {
 	 */
 	u64 fallback_sframe;	/* no record: user frames walked with SFrame */
 	u64 bad_user_ips;	/* record entries >= PERF_CONTEXT_MAX, dropped */
+	u64 bad_times;		/* times far ahead of their neighbours, not trusted */
 };
 
 struct deferred_callchain_config {
