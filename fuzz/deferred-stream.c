@@ -30,7 +30,8 @@
  *   [3] max_pending (0: default)
  *   [4] bit 0: no PERF_SAMPLE_TIME, bit 1: PERF_SAMPLE_ADDR
  *   [5] sample_stack_user / 64 (0: 256 bytes)
- *   [6..7] unused
+ *   [6] bit 0: a memory budget for waiting samples of [7] * 256 bytes
+ *   [7] see [6]
  *
  * Besides ASan/UBSan, the target checks what the stitcher promises: every
  * sample and EXIT it is given comes out exactly once, with a callchain
@@ -229,6 +230,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	config.window_ns = s[1] ? s[1] * 1000000ULL : DEFERRED_CALLCHAIN_WINDOW_NS;
 	config.max_queue = s[2] ? s[2] : DEFERRED_CALLCHAIN_MAX_QUEUE;
 	config.max_pending = s[3] ? s[3] : DEFERRED_CALLCHAIN_MAX_PENDING;
+	/* A small memory budget now and then, so that it evicts too. */
+	config.max_pending_bytes = s[6] & 1 ? (u64)s[7] * 256 : DEFERRED_CALLCHAIN_MAX_PENDING_BYTES;
 	config.ordered = !(s[0] & 4);
 	deferred_callchain__set_config(dc, &config);
 

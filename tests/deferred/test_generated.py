@@ -45,6 +45,7 @@ STAT_NAMES = {
     'max queued': 'max_queued',
     'bad user entries dropped': 'bad_ips',
     'damaged times not trusted': 'bad_times',
+    'max pending KiB': 'max_pending_kib',
 }
 
 
@@ -371,6 +372,45 @@ class TestGenerated(Base):
                          max_pending=101, orphans=200)
         r = self.script(p, env=env)
         self.assertIn('defer-max-pending', r.stderr)
+
+    def test_pending_memory(self):
+        """callchain.defer-memory bounds the bytes of the waiting samples
+        (with their snapshots), in a unit a user understands; nonsense is
+        refused with a message."""
+        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        for i in range(300):
+            w.sample(K, 1000 + i, 1000 + i, 10**6 + i * 1000,
+                     callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, cookie(0, i + 1)])
+        for i in range(300):
+            w.deferred(cookie(0, i + 1), [U + i], 1000 + i, 1000 + i, 10**7 + i * 1000)
+        w.finished_round()
+        p = w.save(self.path('a.data'))
+        st = self.stats(p)
+        self.assertStats(st, evicted=0, stitched=300)
+        per = st['max_pending_kib'] * 1024 / 300.0       # bytes per waiting sample
+        cfg = self.path('perfconfig')
+        with open(cfg, 'w') as f:
+            f.write('[callchain]\n\tdefer-memory = 16K\n\tdefer-window = 5000\n')
+        env = dict(os.environ, PERF_CONFIG=cfg)
+        st = self.stats(p, env=env)
+        kept = int(16384 // per)
+        self.assertLessEqual(st['max_pending_kib'], 16)
+        self.assertAlmostEqual(st['stitched'], kept, delta=3)
+        self.assertEqual(st['evicted'] + st['stitched'], 300)
+        self.assertEqual(st['lost'], st['evicted'])
+        r = self.script(p, env=env)
+        self.assertIn('callchain.defer-memory', r.stderr)
+        for bad in ('-5', '12Q', '0', 'M'):
+            with open(cfg, 'w') as f:
+                f.write('[callchain]\n\tdefer-memory = %s\n' % bad)
+            r = self.script(p, env=env)
+            self.assertIn("Invalid callchain.defer-memory value '%s'" % bad, r.stderr)
+            self.assertEqual(len(parse_script(r.stdout)), 300)
+        for good in ('1G', '512MiB', '64kb', '1048576'):
+            with open(cfg, 'w') as f:
+                f.write('[callchain]\n\tdefer-memory = %s\n' % good)
+            r = self.script(p, env=env)
+            self.assertNotIn('Invalid', r.stderr)
 
     def test_cross_cpu(self):
         sc = pd.scenario(threads=6, samples=2000, late_fraction=0.1, cross_cpu_fraction=0.5,

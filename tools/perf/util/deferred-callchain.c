@@ -82,6 +82,7 @@ struct dc_entry {
 	u64			cookie;
 	u64			file_offset;
 	int			tid;		/* of a held EXIT */
+	u32			size;		/* bytes, with the event copy */
 	enum dc_state		state;
 	bool			exited;
 	u64			event[];	/* copy of the sample event */
@@ -100,6 +101,7 @@ struct deferred_callchain {
 	struct list_head		exits;		/* EXITs held in the queue */
 	u64				nr_queued;
 	u64				nr_waiting;
+	u64				waiting_bytes;	/* of the DC_WAITING entries */
 	u64				now;
 	u64				jump_time;	/* a time far ahead, not trusted yet */
 	bool				have_now;
@@ -159,11 +161,56 @@ void deferred_callchain__set_config(struct deferred_callchain *dc,
 		dc->config.max_queue = 1;
 	if (!dc->config.max_pending)
 		dc->config.max_pending = 1;
+	if (!dc->config.max_pending_bytes)
+		dc->config.max_pending_bytes = 1;
 }
 
 void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered)
 {
 	dc->config.ordered = ordered;
+}
+
+/*
+ * callchain.defer-memory: bytes, with an optional K, M or G (powers of
+ * 1024, "KiB"/"KB"/"MiB"... read alike), e.g. 512M.
+ */
+static int dc__config_bytes(const char *var, const char *value, u64 *dst)
+{
+	unsigned long long v = 0;
+	unsigned int shift = 0;
+	char *end = NULL;
+
+	errno = 0;
+	if (value && isdigit((unsigned char)*value))
+		v = strtoull(value, &end, 10);
+	if (end && *end) {
+		switch (toupper((unsigned char)*end)) {
+		case 'K':
+			shift = 10;
+			break;
+		case 'M':
+			shift = 20;
+			break;
+		case 'G':
+			shift = 30;
+			break;
+		default:
+			v = 0;
+			break;
+		}
+		if (v) {
+			end++;
+			if (!strcasecmp(end, "iB") || !strcasecmp(end, "B"))
+				end += strlen(end);
+		}
+	}
+	if (!v || errno || (end && *end) || v > (ULLONG_MAX >> shift)) {
+		pr_warning("Invalid %s value '%s' in perf config (bytes, with K, M or G: 512M), ignored\n",
+			   var, value ?: "");
+		return 0;
+	}
+	*dst = (u64)v << shift;
+	return 0;
 }
 
 static int deferred_callchain__config_cb(const char *var, const char *value, void *cb)
@@ -181,6 +228,8 @@ static int deferred_callchain__config_cb(const char *var, const char *value, voi
 		dst = &config->max_queue;
 	} else if (!strcmp(var, "callchain.defer-max-pending")) {
 		dst = &config->max_pending;
+	} else if (!strcmp(var, "callchain.defer-memory")) {
+		return dc__config_bytes(var, value, &config->max_pending_bytes);
 	}
 	if (!dst)
 		return 0;
@@ -201,6 +250,7 @@ void deferred_callchain__read_config(struct deferred_callchain_config *config)
 	config->window_ns = DEFERRED_CALLCHAIN_WINDOW_NS;
 	config->max_queue = DEFERRED_CALLCHAIN_MAX_QUEUE;
 	config->max_pending = DEFERRED_CALLCHAIN_MAX_PENDING;
+	config->max_pending_bytes = DEFERRED_CALLCHAIN_MAX_PENDING_BYTES;
 	config->ordered = true;
 	perf_config(deferred_callchain__config_cb, config);
 }
@@ -469,6 +519,7 @@ static int dc__resolve(struct deferred_callchain *dc, struct dc_entry *e,
 	list_del_init(&e->task_node);
 	list_del_init(&e->wait_node);
 	dc->nr_waiting--;
+	dc->waiting_bytes -= e->size;
 	if (rec) {
 		e->rec = dc_record__get(rec);
 		rec->used = true;
@@ -616,6 +667,7 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 	INIT_LIST_HEAD(&e->wait_node);
 	INIT_LIST_HEAD(&e->task_node);
 	e->machine = machine;
+	e->size = sizeof(*e) + event->header.size;
 	e->time = ts != (u64)-1 ? ts : dc->now;
 	e->file_offset = sample->file_offset;
 	e->state = DC_READY;
@@ -659,18 +711,26 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 			list_add_tail(&e->wait_node, &dc->waiting);
 			if (++dc->nr_waiting > dc->stats.max_pending)
 				dc->stats.max_pending = dc->nr_waiting;
+			dc->waiting_bytes += e->size;
+			if (dc->waiting_bytes > dc->stats.max_pending_bytes)
+				dc->stats.max_pending_bytes = dc->waiting_bytes;
 		}
 	}
 	list_add_tail(&e->queue_node, &dc->queue);
 	if (++dc->nr_queued > dc->stats.max_queued)
 		dc->stats.max_queued = dc->nr_queued;
 
-	if (dc->nr_waiting > dc->config.max_pending) {
+	while (!ret && (dc->nr_waiting > dc->config.max_pending ||
+			(dc->waiting_bytes > dc->config.max_pending_bytes && dc->nr_waiting > 1))) {
 		struct dc_entry *old = list_first_entry(&dc->waiting, struct dc_entry, wait_node);
 
-		if (!dc->warned_cap) {
+		if (!dc->warned_cap && dc->nr_waiting > dc->config.max_pending) {
 			pr_warning("WARNING: more than %" PRIu64 " samples wait for deferred callchains: releasing the oldest without user frames (callchain.defer-max-pending)\n",
 				   dc->config.max_pending);
+			dc->warned_cap = true;
+		} else if (!dc->warned_cap) {
+			pr_warning("WARNING: samples waiting for deferred callchains take more than %" PRIu64 " MiB: releasing the oldest without user frames (callchain.defer-memory)\n",
+				   dc->config.max_pending_bytes >> 20);
 			dc->warned_cap = true;
 		}
 		dc->stats.evicted++;
@@ -883,6 +943,7 @@ size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *
 		{ "records without tid",	s->no_tid },
 		{ "max pending",		s->max_pending },
 		{ "max queued",			s->max_queued },
+		{ "max pending KiB",		s->max_pending_bytes >> 10 },
 		{ "bad user entries dropped",	s->bad_user_ips },
 		{ "damaged times not trusted",	s->bad_times },
 	};

@@ -50,7 +50,8 @@
  *    counted; a record whose nr does not fit its size is rejected by sample
  *    parsing before it gets here.
  *
- * Memory: the waiting samples themselves (bounded by max_pending), the
+ * Memory: the waiting samples themselves (bounded by max_pending, and in
+ * bytes, with their snapshots, by max_pending_bytes), the
  * samples held in the reorder queue (bounded by max_queue and the window),
  * and per task its latest record (plus a few older ones for window_ns).
  *
@@ -87,12 +88,14 @@ struct deferred_callchain_stats {
 	u64 fallback_sframe;	/* no record: user frames walked with SFrame */
 	u64 bad_user_ips;	/* record entries >= PERF_CONTEXT_MAX, dropped */
 	u64 bad_times;		/* times far ahead of their neighbours, not trusted */
+	u64 max_pending_bytes;	/* most bytes held by waiting samples at once */
 };
 
 struct deferred_callchain_config {
 	u64 window_ns;		/* reorder window; how long older records are kept */
 	u64 max_queue;		/* samples held for ordering, at most */
 	u64 max_pending;	/* samples waiting for their record, at most */
+	u64 max_pending_bytes;	/* and the bytes they hold (snapshots), at most */
 	/*
 	 * Events arrive in time order (ordered_events): only then do a
 	 * record of a later kernel entry, or the task's EXIT, prove that a
@@ -105,6 +108,12 @@ struct deferred_callchain_config {
 #define DEFERRED_CALLCHAIN_WINDOW_NS	(250ULL * 1000 * 1000)
 #define DEFERRED_CALLCHAIN_MAX_QUEUE	(256 * 1024)
 #define DEFERRED_CALLCHAIN_MAX_PENDING	(1024 * 1024)
+/*
+ * 512 MiB: ~117k samples with the default 2 KiB snapshot (~4.5 KiB each),
+ * 2.7M without one; real 7.2 recordings never had more than a few
+ * thousand waiting.
+ */
+#define DEFERRED_CALLCHAIN_MAX_PENDING_BYTES	(512ULL << 20)
 
 /*
  * How the module hands events back, in order.  @sample is parsed from the
@@ -133,7 +142,7 @@ struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 						   void *data);
 void deferred_callchain__delete(struct deferred_callchain *dc);
 
-/* Read the perf config keys callchain.defer-{window,queue,max-pending}. */
+/* Read the perf config keys callchain.defer-{window,queue,max-pending,memory}. */
 void deferred_callchain__read_config(struct deferred_callchain_config *config);
 void deferred_callchain__set_config(struct deferred_callchain *dc,
 				    const struct deferred_callchain_config *config);
