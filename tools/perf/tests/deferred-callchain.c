@@ -414,6 +414,63 @@ static int test__deferred_window(struct test_suite *t __maybe_unused, int s __ma
 	return TEST_OK;
 }
 
+static int test__deferred_record_life(struct test_suite *t __maybe_unused,
+				      int s __maybe_unused)
+{
+	struct deferred_callchain_config config;
+	struct fixture f;
+	u64 ms;
+
+	deferred_callchain__read_config(&config);
+	config.window_ns = 10 * MS;
+	CHECK(!fixture__init(&f, false, &config));
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0x2100000001, NULL));
+	CHECK(!record(&f, 10, 2 * MS, 0x2100000001, 2));
+	/* Task 11 moves the clock 40 windows on. */
+	for (ms = 10; ms <= 400; ms += 10) {
+		CHECK(!sample(&f, 11, ms * MS, 1, 0x2200000000ULL | ms, NULL));
+		CHECK(!record(&f, 11, ms * MS + 1, 0x2200000000ULL | ms, 1));
+	}
+	/* Same cookie, 400 ms after its record: the record is still there. */
+	CHECK(!sample(&f, 10, 402 * MS, 1, 0x2100000001, NULL));
+	/* A later kernel entry of task 10 ends that record's life. */
+	CHECK(!sample(&f, 10, 403 * MS, 1, 0x2300000001, NULL));
+	CHECK(!sample(&f, 10, 404 * MS + 20 * MS, 1, 0x2100000001, NULL));
+	CHECK(!deferred_callchain__flush(f.dc));
+	CHECK(stats(&f)->stitched_late == 1 && stats(&f)->lost == 2);
+	CHECK(f.nr_out == 1 + 40 + 3);
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static int test__deferred_clock(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct deferred_callchain_config config;
+	struct fixture f;
+
+	deferred_callchain__read_config(&config);
+	config.window_ns = 10 * MS;
+	CHECK(!fixture__init(&f, false, &config));
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0x3100000001, NULL));
+	/* One damaged time: not trusted, the waiting sample stays queued. */
+	CHECK(!sample(&f, 12, 1ULL << 62, 1, 0x3200000001, NULL));
+	CHECK(!sample(&f, 11, 3 * MS, 1, 0x3300000001, NULL));
+	CHECK(!record(&f, 11, 4 * MS, 0x3300000001, 1));
+	CHECK(stats(&f)->bad_times == 1 && f.nr_out == 0);
+	CHECK(!record(&f, 10, 5 * MS, 0x3100000001, 1));
+	CHECK(f.nr_out == 1 && f.out[0].tid == 10 && stats(&f)->delivered_late == 0);
+	/* A jump that the next event confirms is followed. */
+	CHECK(!sample(&f, 11, 9000 * MS, 1, 0x3400000001, NULL));
+	CHECK(!sample(&f, 11, 9001 * MS, 1, 0x3400000001, NULL));
+	CHECK(!sample(&f, 13, 9002 * MS, 1, 0x3500000001, NULL));
+	CHECK(!sample(&f, 13, 9100 * MS, 1, 0x3600000001, NULL));
+	/* No new damage counted, nothing delivered out of order. */
+	CHECK(stats(&f)->bad_times == 1 && stats(&f)->delivered_late == 0);
+	CHECK(!deferred_callchain__flush(f.dc));
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
 static int test__deferred_cap(struct test_suite *t __maybe_unused, int s __maybe_unused)
 {
 	struct deferred_callchain_config config;
@@ -776,6 +833,8 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("Release samples of an exiting task", deferred_exit),
 	TEST_CASE("Held EXIT goes out before its tid is reused", deferred_tid_reuse),
 	TEST_CASE("Reorder window and late delivery", deferred_window),
+	TEST_CASE("A record lives until evidence ends it", deferred_record_life),
+	TEST_CASE("One damaged time does not move the clock", deferred_clock),
 	TEST_CASE("Pending and queue caps", deferred_cap),
 	TEST_CASE("Interleaved tasks across CPUs", deferred_cross_cpu),
 	TEST_CASE("Malformed and boundary records", deferred_malformed),
