@@ -589,11 +589,12 @@ static int dc__drain(struct deferred_callchain *dc, bool all)
 
 static u64 dc__advance(struct deferred_callchain *dc, u64 time)
 {
-	u64 jump = dc->config.window_ns * DC_CLOCK_JUMP;
+	u64 window = dc->config.window_ns;
+	u64 jump = window > ULLONG_MAX / DC_CLOCK_JUMP ? ULLONG_MAX : window * DC_CLOCK_JUMP;
 
 	if (time == (u64)-1)
 		return time;
-	if (!dc->have_now || time <= dc->now + jump) {
+	if (!dc->have_now || time <= dc->now || time - dc->now <= jump) {
 		if (dc->have_jump) {
 			dc->stats.bad_times++;
 			dc->have_jump = false;
@@ -603,7 +604,8 @@ static u64 dc__advance(struct deferred_callchain *dc, u64 time)
 		dc->have_now = true;
 		return time;
 	}
-	if (dc->have_jump && time + jump >= dc->jump_time && time <= dc->jump_time + jump) {
+	if (dc->have_jump &&
+	    (time > dc->jump_time ? time - dc->jump_time : dc->jump_time - time) <= jump) {
 		/* Two in a row far ahead, and close together: believe them. */
 		dc->now = max(time, dc->jump_time);
 		dc->have_jump = false;
