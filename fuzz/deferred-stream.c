@@ -3,10 +3,9 @@
  * libFuzzer target: a stream of perf events driven through the real sample
  * parsing (evsel__parse_sample of an evsel with defer_callchain) and the
  * real stitcher (util/deferred-callchain.c), the way util/session.c feeds
- * them: samples and EXITs are queued, PERF_RECORD_CALLCHAIN_DEFERRED goes to
- * deferred_callchain__record (a record that fails to parse is skipped and
- * counted), a FORK first calls deferred_callchain__new_task, LOST is parsed
- * only, user events (FINISHED_ROUND...) are skipped, and the end of input
+ * them: every event that parses goes through deferred_callchain__event(),
+ * the one entry point (a record that fails to parse is skipped and counted),
+ * user events (FINISHED_ROUND...) are skipped, and the end of input
  * flushes.
  *
  * Input: an 8-byte setup block, then perf events, each one a
@@ -31,7 +30,8 @@
  *   [3] max_pending (0: default)
  *   [4] bit 0: no PERF_SAMPLE_TIME, bit 1: PERF_SAMPLE_ADDR
  *   [5] sample_stack_user / 64 (0: 256 bytes)
- *   [6..7] unused
+ *   [6] bit 0: a memory budget for waiting samples of [7] * 256 bytes
+ *   [7] see [6]
  *
  * Besides ASan/UBSan, the target checks what the stitcher promises: every
  * sample and EXIT it is given comes out exactly once, with a callchain
@@ -95,6 +95,11 @@ static int deliver(struct deferred_callchain *dc __maybe_unused, union perf_even
 	}
 	return 0;
 }
+
+static const struct deferred_callchain_ops ops = {
+	.sample	= deliver,
+	.exit	= deliver,
+};
 
 static struct machine *event_machine(struct fuzz_state *st, union perf_event *event)
 {
@@ -170,24 +175,16 @@ static void process(struct fuzz_state *st, struct evsel *evsel,
 			st->bad_records++;
 		goto out;
 	}
-	switch (event->header.type) {
-	case PERF_RECORD_SAMPLE:
-	case PERF_RECORD_EXIT:
+	/* Every event goes in, as util/session.c hands them over. */
+	if (event->header.type == PERF_RECORD_SAMPLE || event->header.type == PERF_RECORD_EXIT)
 		st->queued++;
-		ret = deferred_callchain__queue(dc, event, &sample, machine);
-		break;
-	case PERF_RECORD_CALLCHAIN_DEFERRED:
-		ret = deferred_callchain__record(dc, event, &sample, machine);
-		break;
-	case PERF_RECORD_FORK:
-		ret = deferred_callchain__new_task(dc, machine, event->fork.tid);
-		break;
-	default:
-		/* LOST and the rest: parsed (sample_id trailer) only. */
-		break;
-	}
-	if (ret)
+	ret = deferred_callchain__event(dc, event, &sample, machine);
+	if (ret < 0)
 		fail("stitcher failed", ret);
+	if (ret == DEFERRED_CALLCHAIN__PASS &&
+	    (event->header.type == PERF_RECORD_SAMPLE || event->header.type == PERF_RECORD_EXIT ||
+	     event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED))
+		fail("stitcher passed an event it must take", event->header.type);
 out:
 	perf_sample__exit(&sample);
 }
@@ -227,12 +224,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("out of memory", -ENOMEM);
 	evlist__add(evlist, evsel);
 	evsel->needs_swap = !!(s[0] & 128);
-	dc = deferred_callchain__new(evlist, deliver, &st);
+	dc = deferred_callchain__new(evlist, &ops, &st);
 	if (!dc)
 		fail("out of memory", -ENOMEM);
 	config.window_ns = s[1] ? s[1] * 1000000ULL : DEFERRED_CALLCHAIN_WINDOW_NS;
 	config.max_queue = s[2] ? s[2] : DEFERRED_CALLCHAIN_MAX_QUEUE;
 	config.max_pending = s[3] ? s[3] : DEFERRED_CALLCHAIN_MAX_PENDING;
+	/* A small memory budget now and then, so that it evicts too. */
+	config.max_pending_bytes = s[6] & 1 ? (u64)s[7] * 256 : DEFERRED_CALLCHAIN_MAX_PENDING_BYTES;
 	config.ordered = !(s[0] & 4);
 	deferred_callchain__set_config(dc, &config);
 

@@ -17,7 +17,7 @@ import unittest
 import common
 
 OURS = [
-    ('Deferred callchains', 12),
+    ('Deferred callchains', 14),
     ('SFrame', 3),
 ]
 

@@ -73,6 +73,12 @@ static int collect(struct deferred_callchain *dc __maybe_unused, union perf_even
 	return 0;
 }
 
+/* Samples and held EXITs alike: the order they come out in is checked. */
+static const struct deferred_callchain_ops collect_ops = {
+	.sample	= collect,
+	.exit	= collect,
+};
+
 static u64 sample_type(bool snapshot)
 {
 	u64 type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
@@ -105,7 +111,7 @@ static int fixture__init(struct fixture *f, bool snapshot,
 	if (!f->evlist || !f->evsel)
 		return -ENOMEM;
 	evlist__add(f->evlist, f->evsel);
-	f->dc = deferred_callchain__new(f->evlist, collect, f);
+	f->dc = deferred_callchain__new(f->evlist, &collect_ops, f);
 	if (!f->dc)
 		return -ENOMEM;
 	if (config)
@@ -127,12 +133,8 @@ static int feed(struct fixture *f, union perf_event *event)
 
 	perf_sample__init(&sample, /*all=*/true);
 	ret = evsel__parse_sample(f->evsel, event, &sample);
-	if (!ret) {
-		if (event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED)
-			ret = deferred_callchain__record(f->dc, event, &sample, f->machine);
-		else
-			ret = deferred_callchain__queue(f->dc, event, &sample, f->machine);
-	}
+	if (!ret)
+		ret = deferred_callchain__event(f->dc, event, &sample, f->machine);
 	perf_sample__exit(&sample);
 	return ret;
 }
@@ -205,7 +207,7 @@ static int record(struct fixture *f, u32 tid, u64 time, u64 cookie, u64 nr)
 	return feed(f, event);
 }
 
-static int task_exit(struct fixture *f, u32 tid, u64 time)
+static int task_event(struct fixture *f, u32 type, u32 tid, u64 time)
 {
 	union perf_event *event = (union perf_event *)f->buf;
 	u64 *p;
@@ -217,9 +219,20 @@ static int task_exit(struct fixture *f, u32 tid, u64 time)
 	p = (u64 *)((u8 *)f->buf + sizeof(struct perf_record_fork));
 	*p++ = ((u64)tid << 32) | tid;
 	*p++ = time;
-	event->header.type = PERF_RECORD_EXIT;
+	event->header.type = type;
 	event->header.size = (u8 *)p - (u8 *)f->buf;
 	return feed(f, event);
+}
+
+static int task_exit(struct fixture *f, u32 tid, u64 time)
+{
+	return task_event(f, PERF_RECORD_EXIT, tid, time);
+}
+
+/* A FORK passes through the stitcher: the caller delivers it. */
+static int task_fork(struct fixture *f, u32 tid, u64 time)
+{
+	return task_event(f, PERF_RECORD_FORK, tid, time);
 }
 
 /* Does delivered sample @d end with @nr_user stitched user frames? */
@@ -364,9 +377,9 @@ static int test__deferred_tid_reuse(struct test_suite *t __maybe_unused, int s _
 	CHECK(!task_exit(&f, 10, 4 * MS));
 	CHECK(f.nr_out == 0);
 	/* Tid 10 is forked again: its old EXIT goes out before that. */
-	CHECK(!deferred_callchain__new_task(f.dc, NULL, 10));
+	CHECK(task_fork(&f, 10, 4 * MS + 1) == DEFERRED_CALLCHAIN__PASS);
 	CHECK(f.nr_out == 2 && f.out[0].tid == 10 && f.out[1].type == PERF_RECORD_EXIT);
-	CHECK(!deferred_callchain__new_task(f.dc, NULL, 10));
+	CHECK(task_fork(&f, 10, 4 * MS + 2) == DEFERRED_CALLCHAIN__PASS);
 	CHECK(f.nr_out == 2);
 	CHECK(!record(&f, 30, 5 * MS, 0xe00000001, 2));
 	CHECK(f.nr_out == 3 && f.out[2].tid == 30 && stitched(&f.out[2], 2));
@@ -397,6 +410,63 @@ static int test__deferred_window(struct test_suite *t __maybe_unused, int s __ma
 	CHECK(stats(&f)->delivered_late == 1 && stats(&f)->stitched == 2);
 	CHECK(!deferred_callchain__flush(f.dc));
 	CHECK(f.nr_out == 3 && lost(&f.out[2]));
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static int test__deferred_record_life(struct test_suite *t __maybe_unused,
+				      int s __maybe_unused)
+{
+	struct deferred_callchain_config config;
+	struct fixture f;
+	u64 ms;
+
+	deferred_callchain__read_config(&config);
+	config.window_ns = 10 * MS;
+	CHECK(!fixture__init(&f, false, &config));
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0x2100000001, NULL));
+	CHECK(!record(&f, 10, 2 * MS, 0x2100000001, 2));
+	/* Task 11 moves the clock 40 windows on. */
+	for (ms = 10; ms <= 400; ms += 10) {
+		CHECK(!sample(&f, 11, ms * MS, 1, 0x2200000000ULL | ms, NULL));
+		CHECK(!record(&f, 11, ms * MS + 1, 0x2200000000ULL | ms, 1));
+	}
+	/* Same cookie, 400 ms after its record: the record is still there. */
+	CHECK(!sample(&f, 10, 402 * MS, 1, 0x2100000001, NULL));
+	/* A later kernel entry of task 10 ends that record's life. */
+	CHECK(!sample(&f, 10, 403 * MS, 1, 0x2300000001, NULL));
+	CHECK(!sample(&f, 10, 404 * MS + 20 * MS, 1, 0x2100000001, NULL));
+	CHECK(!deferred_callchain__flush(f.dc));
+	CHECK(stats(&f)->stitched_late == 1 && stats(&f)->lost == 2);
+	CHECK(f.nr_out == 1 + 40 + 3);
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+static int test__deferred_clock(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct deferred_callchain_config config;
+	struct fixture f;
+
+	deferred_callchain__read_config(&config);
+	config.window_ns = 10 * MS;
+	CHECK(!fixture__init(&f, false, &config));
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0x3100000001, NULL));
+	/* One damaged time: not trusted, the waiting sample stays queued. */
+	CHECK(!sample(&f, 12, 1ULL << 62, 1, 0x3200000001, NULL));
+	CHECK(!sample(&f, 11, 3 * MS, 1, 0x3300000001, NULL));
+	CHECK(!record(&f, 11, 4 * MS, 0x3300000001, 1));
+	CHECK(stats(&f)->bad_times == 1 && f.nr_out == 0);
+	CHECK(!record(&f, 10, 5 * MS, 0x3100000001, 1));
+	CHECK(f.nr_out == 1 && f.out[0].tid == 10 && stats(&f)->delivered_late == 0);
+	/* A jump that the next event confirms is followed. */
+	CHECK(!sample(&f, 11, 9000 * MS, 1, 0x3400000001, NULL));
+	CHECK(!sample(&f, 11, 9001 * MS, 1, 0x3400000001, NULL));
+	CHECK(!sample(&f, 13, 9002 * MS, 1, 0x3500000001, NULL));
+	CHECK(!sample(&f, 13, 9100 * MS, 1, 0x3600000001, NULL));
+	/* No new damage counted, nothing delivered out of order. */
+	CHECK(stats(&f)->bad_times == 1 && stats(&f)->delivered_late == 0);
+	CHECK(!deferred_callchain__flush(f.dc));
 	fixture__exit(&f);
 	return TEST_OK;
 }
@@ -763,6 +833,8 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("Release samples of an exiting task", deferred_exit),
 	TEST_CASE("Held EXIT goes out before its tid is reused", deferred_tid_reuse),
 	TEST_CASE("Reorder window and late delivery", deferred_window),
+	TEST_CASE("A record lives until evidence ends it", deferred_record_life),
+	TEST_CASE("One damaged time does not move the clock", deferred_clock),
 	TEST_CASE("Pending and queue caps", deferred_cap),
 	TEST_CASE("Interleaved tasks across CPUs", deferred_cross_cpu),
 	TEST_CASE("Malformed and boundary records", deferred_malformed),

@@ -6,6 +6,7 @@
  * PERF_RECORD_CALLCHAIN_DEFERRED with the same cookie shows up, or until the
  * stream proves that it never will.
  */
+#include <ctype.h>
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -61,11 +62,13 @@ enum dc_state {
 struct dc_task {
 	struct list_head	pending;	/* dc_entry.task_node, oldest first */
 	struct list_head	recent_node;	/* in dc->recent while ->recs are kept */
-	struct dc_record	*recs[DC_TASK_RECORDS];	/* newest first, kept window_ns */
+	struct dc_record	*recs[DC_TASK_RECORDS];	/* newest first */
 	int			nr_recs;
 	u64			last_cookie;	/* latest record, even once dropped */
 	u64			last_time;
 	bool			have_last;
+	/* A deferred sample of a later kernel entry came after last_cookie's. */
+	bool			superseded;
 	long			key;
 };
 
@@ -79,6 +82,7 @@ struct dc_entry {
 	u64			cookie;
 	u64			file_offset;
 	int			tid;		/* of a held EXIT */
+	u32			size;		/* bytes, with the event copy */
 	enum dc_state		state;
 	bool			exited;
 	u64			event[];	/* copy of the sample event */
@@ -86,7 +90,7 @@ struct dc_entry {
 
 struct deferred_callchain {
 	struct evlist			*evlist;
-	deferred_callchain__deliver_t	deliver;
+	struct deferred_callchain_ops	ops;
 	void				*data;
 	struct deferred_callchain_config config;
 	struct deferred_callchain_stats	stats;
@@ -97,7 +101,11 @@ struct deferred_callchain {
 	struct list_head		exits;		/* EXITs held in the queue */
 	u64				nr_queued;
 	u64				nr_waiting;
+	u64				waiting_bytes;	/* of the DC_WAITING entries */
 	u64				now;
+	u64				jump_time;	/* a time far ahead, not trusted yet */
+	bool				have_now;
+	bool				have_jump;
 	bool				warned_cap;
 	u64				*chain;		/* scratch ip_callchain */
 	size_t				chain_alloc;	/* in u64 */
@@ -122,7 +130,7 @@ static long dc_task_key(struct machine *machine, int tid)
 }
 
 struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
-						   deferred_callchain__deliver_t deliver,
+						   const struct deferred_callchain_ops *ops,
 						   void *data)
 {
 	struct deferred_callchain *dc = zalloc(sizeof(*dc));
@@ -135,7 +143,7 @@ struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 		return NULL;
 	}
 	dc->evlist = evlist;
-	dc->deliver = deliver;
+	dc->ops = *ops;
 	dc->data = data;
 	INIT_LIST_HEAD(&dc->queue);
 	INIT_LIST_HEAD(&dc->waiting);
@@ -153,11 +161,56 @@ void deferred_callchain__set_config(struct deferred_callchain *dc,
 		dc->config.max_queue = 1;
 	if (!dc->config.max_pending)
 		dc->config.max_pending = 1;
+	if (!dc->config.max_pending_bytes)
+		dc->config.max_pending_bytes = 1;
 }
 
 void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered)
 {
 	dc->config.ordered = ordered;
+}
+
+/*
+ * callchain.defer-memory: bytes, with an optional K, M or G (powers of
+ * 1024, "KiB"/"KB"/"MiB"... read alike), e.g. 512M.
+ */
+static int dc__config_bytes(const char *var, const char *value, u64 *dst)
+{
+	unsigned long long v = 0;
+	unsigned int shift = 0;
+	char *end = NULL;
+
+	errno = 0;
+	if (value && isdigit((unsigned char)*value))
+		v = strtoull(value, &end, 10);
+	if (end && *end) {
+		switch (toupper((unsigned char)*end)) {
+		case 'K':
+			shift = 10;
+			break;
+		case 'M':
+			shift = 20;
+			break;
+		case 'G':
+			shift = 30;
+			break;
+		default:
+			v = 0;
+			break;
+		}
+		if (v) {
+			end++;
+			if (!strcasecmp(end, "iB") || !strcasecmp(end, "B"))
+				end += strlen(end);
+		}
+	}
+	if (!v || errno || (end && *end) || v > (ULLONG_MAX >> shift)) {
+		pr_warning("Invalid %s value '%s' in perf config (bytes, with K, M or G: 512M), ignored\n",
+			   var, value ?: "");
+		return 0;
+	}
+	*dst = (u64)v << shift;
+	return 0;
 }
 
 static int deferred_callchain__config_cb(const char *var, const char *value, void *cb)
@@ -175,13 +228,17 @@ static int deferred_callchain__config_cb(const char *var, const char *value, voi
 		dst = &config->max_queue;
 	} else if (!strcmp(var, "callchain.defer-max-pending")) {
 		dst = &config->max_pending;
+	} else if (!strcmp(var, "callchain.defer-memory")) {
+		return dc__config_bytes(var, value, &config->max_pending_bytes);
 	}
 	if (!dst)
 		return 0;
 	errno = 0;
-	v = strtoull(value, &end, 0);
-	if (errno || end == value || *end || v == 0 || v > ULLONG_MAX / mult) {
-		pr_warning("Invalid %s value '%s' in perf config, ignored\n", var, value);
+	/* strtoull() takes "-5" and wraps it to an unbounded queue. */
+	v = value && isdigit((unsigned char)*value) ? strtoull(value, &end, 0) : 0;
+	if (!v || errno || *end || v > ULLONG_MAX / mult) {
+		pr_warning("Invalid %s value '%s' in perf config (a positive whole number%s), ignored\n",
+			   var, value ?: "", mult > 1 ? " of milliseconds" : "");
 		return 0;
 	}
 	*dst = v * mult;
@@ -193,6 +250,7 @@ void deferred_callchain__read_config(struct deferred_callchain_config *config)
 	config->window_ns = DEFERRED_CALLCHAIN_WINDOW_NS;
 	config->max_queue = DEFERRED_CALLCHAIN_MAX_QUEUE;
 	config->max_pending = DEFERRED_CALLCHAIN_MAX_PENDING;
+	config->max_pending_bytes = DEFERRED_CALLCHAIN_MAX_PENDING_BYTES;
 	config->ordered = true;
 	perf_config(deferred_callchain__config_cb, config);
 }
@@ -240,6 +298,30 @@ static void dc_task__drop_records(struct deferred_callchain *dc, struct dc_task 
 	list_del_init(&task->recent_node);
 	while (task->nr_recs)
 		dc_record__put(dc, task->recs[--task->nr_recs]);
+}
+
+/*
+ * The window is over for @task's records: the older ones go, the latest
+ * stays for samples of its own kernel entry until evidence ends it (a later
+ * entry's sample or record, the task's exit, the end of input), however late
+ * such a sample comes: on a loaded machine a task sat 274 ms in its
+ * return-to-user path, sampled, after its record.  One record per task.
+ */
+static void dc_task__expire_records(struct deferred_callchain *dc, struct dc_task *task)
+{
+	struct dc_record *keep = NULL;
+	int i;
+
+	list_del_init(&task->recent_node);
+	for (i = 0; i < task->nr_recs; i++) {
+		if (!task->superseded && task->have_last &&
+		    task->recs[i]->cookie == task->last_cookie)
+			keep = dc_record__get(task->recs[i]);
+	}
+	while (task->nr_recs)
+		dc_record__put(dc, task->recs[--task->nr_recs]);
+	if (keep)
+		task->recs[task->nr_recs++] = keep;
 }
 
 static struct dc_record *dc_task__find_record(struct dc_task *task, u64 cookie)
@@ -408,7 +490,10 @@ static int dc_entry__deliver(struct deferred_callchain *dc, struct dc_entry *e)
 		if (ret)
 			goto out;
 	}
-	ret = dc->deliver(dc, event, &sample, e->machine, dc->data);
+	if (event->header.type == PERF_RECORD_EXIT)
+		ret = dc->ops.exit(dc, event, &sample, e->machine, dc->data);
+	else
+		ret = dc->ops.sample(dc, event, &sample, e->machine, dc->data);
 out:
 	perf_sample__exit(&sample);
 	return ret;
@@ -434,6 +519,7 @@ static int dc__resolve(struct deferred_callchain *dc, struct dc_entry *e,
 	list_del_init(&e->task_node);
 	list_del_init(&e->wait_node);
 	dc->nr_waiting--;
+	dc->waiting_bytes -= e->size;
 	if (rec) {
 		e->rec = dc_record__get(rec);
 		rec->used = true;
@@ -461,7 +547,10 @@ static int dc__drain(struct deferred_callchain *dc, bool all)
 
 		if (!all && dc->now - task->recs[0]->time <= window)
 			break;
-		dc_task__drop_records(dc, task);
+		if (all)
+			dc_task__drop_records(dc, task);
+		else
+			dc_task__expire_records(dc, task);
 	}
 
 	while (!list_empty(&dc->queue)) {
@@ -486,10 +575,45 @@ static int dc__drain(struct deferred_callchain *dc, bool all)
 	return ret;
 }
 
-static void dc__advance(struct deferred_callchain *dc, u64 time)
+/*
+ * The stitcher's clock ("now", which the window is measured against) is the
+ * latest event time; but one damaged time (a flipped bit, 2^62) must not
+ * move it for good: every waiting sample would leave the queue at once and
+ * every older record expire.  A time more than DC_CLOCK_JUMP windows ahead
+ * of the clock is only taken when the next such event agrees with it (the
+ * stream did jump: an idle gap, a pause); when the next event is near the
+ * clock again, the outlier was damage: counted.  A damaged time counts as
+ * the clock's own.  Returns the time to use for the event.
+ */
+#define DC_CLOCK_JUMP	8
+
+static u64 dc__advance(struct deferred_callchain *dc, u64 time)
 {
-	if (time != (u64)-1 && time > dc->now)
-		dc->now = time;
+	u64 window = dc->config.window_ns;
+	u64 jump = window > ULLONG_MAX / DC_CLOCK_JUMP ? ULLONG_MAX : window * DC_CLOCK_JUMP;
+
+	if (time == (u64)-1)
+		return time;
+	if (!dc->have_now || time <= dc->now || time - dc->now <= jump) {
+		if (dc->have_jump) {
+			dc->stats.bad_times++;
+			dc->have_jump = false;
+		}
+		if (time > dc->now)
+			dc->now = time;
+		dc->have_now = true;
+		return time;
+	}
+	if (dc->have_jump &&
+	    (time > dc->jump_time ? time - dc->jump_time : dc->jump_time - time) <= jump) {
+		/* Two in a row far ahead, and close together: believe them. */
+		dc->now = max(time, dc->jump_time);
+		dc->have_jump = false;
+		return time;
+	}
+	dc->jump_time = time;
+	dc->have_jump = true;
+	return dc->now;
 }
 
 static void dc_task__free(struct deferred_callchain *dc, struct dc_task *task)
@@ -526,15 +650,17 @@ static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine,
 }
 
 
-int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *event,
-			      struct perf_sample *sample, struct machine *machine)
+/* A SAMPLE or an EXIT: into the reorder queue. */
+static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
+		     struct perf_sample *sample, struct machine *machine)
 {
 	struct dc_record *rec;
 	struct dc_entry *e;
 	struct dc_task *task;
 	int ret = 0;
+	u64 ts;
 
-	dc__advance(dc, sample->time);
+	ts = dc__advance(dc, sample->time);
 	e = malloc(sizeof(*e) + event->header.size);
 	if (!e)
 		return -ENOMEM;
@@ -543,7 +669,8 @@ int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *e
 	INIT_LIST_HEAD(&e->wait_node);
 	INIT_LIST_HEAD(&e->task_node);
 	e->machine = machine;
-	e->time = sample->time != (u64)-1 ? sample->time : dc->now;
+	e->size = sizeof(*e) + event->header.size;
+	e->time = ts != (u64)-1 ? ts : dc->now;
 	e->file_offset = sample->file_offset;
 	e->state = DC_READY;
 
@@ -572,23 +699,40 @@ int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *e
 			e->state = DC_STITCHED;
 			dc->stats.stitched_late++;
 		} else {
+			/*
+			 * A kernel entry after the latest record's: that
+			 * record's entry is over, its samples all came.
+			 */
+			if (task->have_last && e->time > task->last_time) {
+				task->superseded = true;
+				if (list_empty(&task->recent_node))
+					dc_task__drop_records(dc, task);
+			}
 			e->state = DC_WAITING;
 			list_add_tail(&e->task_node, &task->pending);
 			list_add_tail(&e->wait_node, &dc->waiting);
 			if (++dc->nr_waiting > dc->stats.max_pending)
 				dc->stats.max_pending = dc->nr_waiting;
+			dc->waiting_bytes += e->size;
+			if (dc->waiting_bytes > dc->stats.max_pending_bytes)
+				dc->stats.max_pending_bytes = dc->waiting_bytes;
 		}
 	}
 	list_add_tail(&e->queue_node, &dc->queue);
 	if (++dc->nr_queued > dc->stats.max_queued)
 		dc->stats.max_queued = dc->nr_queued;
 
-	if (dc->nr_waiting > dc->config.max_pending) {
+	while (!ret && (dc->nr_waiting > dc->config.max_pending ||
+			(dc->waiting_bytes > dc->config.max_pending_bytes && dc->nr_waiting > 1))) {
 		struct dc_entry *old = list_first_entry(&dc->waiting, struct dc_entry, wait_node);
 
-		if (!dc->warned_cap) {
+		if (!dc->warned_cap && dc->nr_waiting > dc->config.max_pending) {
 			pr_warning("WARNING: more than %" PRIu64 " samples wait for deferred callchains: releasing the oldest without user frames (callchain.defer-max-pending)\n",
 				   dc->config.max_pending);
+			dc->warned_cap = true;
+		} else if (!dc->warned_cap) {
+			pr_warning("WARNING: samples waiting for deferred callchains take more than %" PRIu64 " MiB: releasing the oldest without user frames (callchain.defer-memory)\n",
+				   dc->config.max_pending_bytes >> 20);
 			dc->warned_cap = true;
 		}
 		dc->stats.evicted++;
@@ -597,19 +741,18 @@ int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *e
 	return ret ?: dc__drain(dc, false);
 }
 
-int deferred_callchain__record(struct deferred_callchain *dc,
-			       union perf_event *event __maybe_unused,
-			       struct perf_sample *sample, struct machine *machine)
+static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
+		      struct machine *machine)
 {
 	struct dc_entry *e, *tmp;
 	struct dc_record *rec;
 	struct dc_task *task;
 	u64 cookie = sample->deferred_cookie;
-	u64 nr = sample->callchain->nr;
+	u64 nr = sample->callchain->nr, i, ts;
 	bool stale;
 	int ret = 0;
 
-	dc__advance(dc, sample->time);
+	ts = dc__advance(dc, sample->time);
 	if (sample->tid == (u32)-1) {
 		/* Without sample_id_all nothing says whose record this is. */
 		dc->stats.no_tid++;
@@ -628,7 +771,7 @@ int deferred_callchain__record(struct deferred_callchain *dc,
 		return 0;
 	}
 	/* Older than the newest record: delivered late, proves nothing. */
-	stale = task->have_last && sample->time < task->last_time;
+	stale = task->have_last && ts < task->last_time;
 	dc->stats.records++;
 
 	rec = malloc(sizeof(*rec) + nr * sizeof(u64));
@@ -637,9 +780,22 @@ int deferred_callchain__record(struct deferred_callchain *dc,
 	rec->refcnt = 1;
 	rec->used = false;
 	rec->cookie = cookie;
-	rec->time = sample->time;
-	rec->nr = nr;
-	memcpy(rec->ips, sample->callchain->ips, nr * sizeof(u64));
+	rec->time = ts;
+	rec->nr = 0;
+	for (i = 0; i < nr; i++) {
+		u64 ip = sample->callchain->ips[i];
+
+		/*
+		 * Garbage in a return-address slot (seen on s390 JIT code):
+		 * as a context marker it would make callchain resolution drop
+		 * the whole chain.  Drop that entry only.
+		 */
+		if (ip >= PERF_CONTEXT_MAX) {
+			dc->stats.bad_user_ips++;
+			continue;
+		}
+		rec->ips[rec->nr++] = ip;
+	}
 
 	list_for_each_entry_safe(e, tmp, &task->pending, task_node) {
 		if (e->cookie == cookie) {
@@ -658,13 +814,18 @@ int deferred_callchain__record(struct deferred_callchain *dc,
 		task->last_cookie = cookie;
 		task->last_time = rec->time;
 		task->have_last = true;
+		task->superseded = false;
 	}
 	dc_record__put(dc, rec);
 	return ret ?: dc__drain(dc, false);
 }
 
-int deferred_callchain__new_task(struct deferred_callchain *dc, struct machine *machine,
-				 int tid)
+/*
+ * Before a PERF_RECORD_FORK of @tid reaches the tool: an EXIT of an earlier
+ * task with the same tid that is still held must go out first, or it would
+ * remove the new thread.
+ */
+static int dc__new_task(struct deferred_callchain *dc, struct machine *machine, int tid)
 {
 	struct dc_entry *e, *exit = NULL;
 	bool done = false;
@@ -693,6 +854,25 @@ int deferred_callchain__new_task(struct deferred_callchain *dc, struct machine *
 		dc_entry__free(dc, e);
 	}
 	return ret;
+}
+
+int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *event,
+			      struct perf_sample *sample, struct machine *machine)
+{
+	int ret;
+
+	switch (event->header.type) {
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_EXIT:
+		return dc__queue(dc, event, sample, machine);
+	case PERF_RECORD_CALLCHAIN_DEFERRED:
+		return dc__record(dc, sample, machine);
+	case PERF_RECORD_FORK:
+		ret = dc__new_task(dc, machine, event->fork.tid);
+		return ret ?: DEFERRED_CALLCHAIN__PASS;
+	default:
+		return DEFERRED_CALLCHAIN__PASS;
+	}
 }
 
 int deferred_callchain__flush(struct deferred_callchain *dc)
@@ -765,6 +945,9 @@ size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *
 		{ "records without tid",	s->no_tid },
 		{ "max pending",		s->max_pending },
 		{ "max queued",			s->max_queued },
+		{ "max pending KiB",		s->max_pending_bytes >> 10 },
+		{ "bad user entries dropped",	s->bad_user_ips },
+		{ "damaged times not trusted",	s->bad_times },
 	};
 	size_t i, printed = 0;
 

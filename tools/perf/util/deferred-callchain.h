@@ -14,17 +14,22 @@
  * PERF_RECORD_CALLCHAIN_DEFERRED (cookie, nr, ips[nr]) emitted when the task
  * returns to user space; every sample taken in that kernel entry shares it.
  *
- * This module joins them.  Feed it every sample and every deferred record
- * of a session in delivery order; it hands samples back to @deliver with
- * complete callchains (kernel frames, PERF_CONTEXT_USER, user frames):
+ * This module joins them.  Feed it every event of a session in delivery
+ * order through deferred_callchain__event(); it hands samples back to
+ * ops->sample with complete callchains (kernel frames, PERF_CONTEXT_USER,
+ * user frames):
  *
  *  - Matching is keyed by (machine, tid, cookie) and is O(1): one hash
  *    lookup per sample or record, no rescans, no re-parsing per record.
  *
  *  - A record may precede samples of its own kernel entry (samples taken in
  *    the unwind path itself are timestamped after it, and ordered_events may
- *    deliver a sample late): each task keeps its last few records for a
- *    window so these still stitch ("stitched late").
+ *    deliver a sample late): these still stitch ("stitched late").  A
+ *    task's latest record is kept until evidence ends its kernel entry: a
+ *    deferred sample of the task with another cookie taken after it, a
+ *    record of a later entry, the task's exit, or the end of input; not a
+ *    clock (on a loaded 7.2 machine samples came 274 ms after their own
+ *    record).  The few records before it are kept for window_ns.
  *
  *  - A sample waits for its record until the record comes, or until the
  *    stream proves it never will: the task exits, a record of a later kernel
@@ -45,9 +50,10 @@
  *    counted; a record whose nr does not fit its size is rejected by sample
  *    parsing before it gets here.
  *
- * Memory: the waiting samples themselves (bounded by max_pending), the
+ * Memory: the waiting samples themselves (bounded by max_pending, and in
+ * bytes, with their snapshots, by max_pending_bytes), the
  * samples held in the reorder queue (bounded by max_queue and the window),
- * and per task a few records kept for at most window_ns.
+ * and per task its latest record (plus a few older ones for window_ns).
  *
  * Nothing here depends on the sample order within the file other than that
  * the caller delivers events in time order (ordered_events); without it the
@@ -80,12 +86,16 @@ struct deferred_callchain_stats {
 	 * place (HEADER_DEFERRED_CALLCHAIN is an array of them).
 	 */
 	u64 fallback_sframe;	/* no record: user frames walked with SFrame */
+	u64 bad_user_ips;	/* record entries >= PERF_CONTEXT_MAX, dropped */
+	u64 bad_times;		/* times far ahead of their neighbours, not trusted */
+	u64 max_pending_bytes;	/* most bytes held by waiting samples at once */
 };
 
 struct deferred_callchain_config {
-	u64 window_ns;		/* reorder window, and how long a record is kept */
+	u64 window_ns;		/* reorder window; how long older records are kept */
 	u64 max_queue;		/* samples held for ordering, at most */
 	u64 max_pending;	/* samples waiting for their record, at most */
+	u64 max_pending_bytes;	/* and the bytes they hold (snapshots), at most */
 	/*
 	 * Events arrive in time order (ordered_events): only then do a
 	 * record of a later kernel entry, or the task's EXIT, prove that a
@@ -98,11 +108,17 @@ struct deferred_callchain_config {
 #define DEFERRED_CALLCHAIN_WINDOW_NS	(250ULL * 1000 * 1000)
 #define DEFERRED_CALLCHAIN_MAX_QUEUE	(256 * 1024)
 #define DEFERRED_CALLCHAIN_MAX_PENDING	(1024 * 1024)
+/*
+ * 512 MiB: ~117k samples with the default 2 KiB snapshot (~4.5 KiB each),
+ * 2.7M without one; real 7.2 recordings never had more than a few
+ * thousand waiting.
+ */
+#define DEFERRED_CALLCHAIN_MAX_PENDING_BYTES	(512ULL << 20)
 
 /*
- * Called for every sample leaving the module, in order.  @sample is parsed
- * from the queued copy of @event; its callchain may point to memory owned by
- * the module, valid until the callback returns.
+ * How the module hands events back, in order.  @sample is parsed from the
+ * queued copy of @event; its callchain may point to memory owned by the
+ * module, valid until the callback returns.
  */
 typedef int (*deferred_callchain__deliver_t)(struct deferred_callchain *dc,
 					      union perf_event *event,
@@ -110,37 +126,52 @@ typedef int (*deferred_callchain__deliver_t)(struct deferred_callchain *dc,
 					      struct machine *machine,
 					      void *data);
 
+struct deferred_callchain_ops {
+	/* Every sample, with its complete callchain. */
+	deferred_callchain__deliver_t	sample;
+	/*
+	 * A PERF_RECORD_EXIT the module held until the task's samples were
+	 * out (process it as the tool would have: it removes the thread).
+	 */
+	deferred_callchain__deliver_t	exit;
+};
+
 /* With the perf config's settings (deferred_callchain__read_config()). */
 struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
-						   deferred_callchain__deliver_t deliver,
+						   const struct deferred_callchain_ops *ops,
 						   void *data);
 void deferred_callchain__delete(struct deferred_callchain *dc);
 
-/* Read the perf config keys callchain.defer-{window,queue,max-pending}. */
+/* Read the perf config keys callchain.defer-{window,queue,max-pending,memory}. */
 void deferred_callchain__read_config(struct deferred_callchain_config *config);
 void deferred_callchain__set_config(struct deferred_callchain *dc,
 				    const struct deferred_callchain_config *config);
 /* Say whether events come in time order (see config.ordered). */
 void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered);
 
+/* deferred_callchain__event(): the caller delivers the event itself. */
+#define DEFERRED_CALLCHAIN__PASS	1
+
 /*
- * Every PERF_RECORD_SAMPLE of the session (deferred or not), so that order is
- * kept, and every PERF_RECORD_EXIT: it proves that the task's waiting samples
- * get no record, and it is held back until the task's samples have gone out,
- * so that they are not resolved against a thread that is already gone.
+ * The one way in: every event of the session, in delivery order, parsed
+ * into @sample, once the caller stitches.  What the module does with it:
+ *
+ *  - PERF_RECORD_SAMPLE (deferred or not, so that order is kept): queued,
+ *    handed back to ops->sample in order, complete.
+ *  - PERF_RECORD_CALLCHAIN_DEFERRED: taken; stitches the task's samples.
+ *  - PERF_RECORD_EXIT: proves that the task's waiting samples get no
+ *    record; held until they have gone out, then handed to ops->exit, so
+ *    that they are not resolved against a thread that is already gone.
+ *  - PERF_RECORD_FORK: a held EXIT of an earlier task with the same tid
+ *    goes out first (or it would remove the new thread); then the caller
+ *    delivers the FORK itself.
+ *  - anything else: the caller delivers it.
+ *
+ * Returns 0 when the module took the event, DEFERRED_CALLCHAIN__PASS when
+ * the caller must deliver it now, a negative error code on failure.
  */
-int deferred_callchain__queue(struct deferred_callchain *dc, union perf_event *event,
+int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *event,
 			      struct perf_sample *sample, struct machine *machine);
-/*
- * Before a PERF_RECORD_FORK of @tid reaches the tool: an EXIT of an earlier
- * task with the same tid that is still held must go out first, or it would
- * remove the new thread.
- */
-int deferred_callchain__new_task(struct deferred_callchain *dc, struct machine *machine,
-				 int tid);
-/* A PERF_RECORD_CALLCHAIN_DEFERRED, already parsed into @sample. */
-int deferred_callchain__record(struct deferred_callchain *dc, union perf_event *event,
-			       struct perf_sample *sample, struct machine *machine);
 /* End of input: deliver everything still held. */
 int deferred_callchain__flush(struct deferred_callchain *dc);
 
