@@ -254,30 +254,73 @@ class Damaged(unittest.TestCase):
                 self.assertIn('bad CALLCHAIN_DEFERRED skipped', r.stderr)
                 self.assertEqual(len(sample_times(r.stdout)), len(orig), path)
 
-    # --- an error that stops the reading ---------------------------------
+    # --- event headers that lose the framing -----------------------------
 
-    def test_stop_on_bad_header(self):
-        """An event header of size 0 or not a multiple of 8 in the middle:
-        the framing is lost and reading stops there, but what was queued
-        (ordered events, the stitcher) comes out, the exit status is 0, the
-        report says it is partial, and perf inject writes a file perf-upstream
-        reads."""
+    def test_bad_header_resync(self):
+        """An event header of size 0, not a multiple of 8, too large (framing
+        the events after it) or of a type no perf has: upstream stops there
+        (and loses what it had queued); ours finds the next offset where
+        several events are plausible, skips the damaged bytes, says how many,
+        and goes on: only the damaged sample is lost."""
         f = d.PerfFile(DEFER_ST)
         orig = self.original(DEFER_ST)
-        ev = f.samples()[len(f.samples()) // 2]
-        for size in (0, 12):
-            p = self.write('size%d.data' % size, d.patch(f.raw, ev[0] + 6, '<H', size))
+        ss = f.samples()
+        i = len(ss) // 2
+        ev = ss[i]
+        for name, off, fmt, val in (('size0', 6, '<H', 0), ('size12', 6, '<H', 12),
+                                    ('size65528', 6, '<H', 0xfff8),
+                                    ('type33', 0, '<I', 33), ('type999', 0, '<I', 999)):
+            p = self.write(name + '.data', d.patch(f.raw, ev[0] + off, fmt, val))
             r = self.script(p)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertKept(sample_times(r.stdout), orig, f, ev[0])
-            self.assertIn('Processing stopped at offset %#x' % ev[0], r.stderr)
-            self.assertIn('the output is partial', r.stderr)
-            rep = self.report(p)
-            self.assertEqual(rep.returncode, 0, rep.stderr)
-            self.assertIn('partial report', rep.stdout)
-            self.assertEqual(self.stats(p)['stopped on an error'], 1)
-        self.assertUpstreamReads(p, len(sample_times(r.stdout)))
+            self.assertEqual(sample_times(r.stdout), orig[:i] + orig[i + 1:], name)
+            self.assertIn('bad event header at %#x: skipped %d bytes to %#x, about 1 events lost'
+                          % (ev[0], ev[2], ev[0] + ev[2]), r.stderr)
+            st = self.stats(p)
+            self.assertEqual((st['bad event headers'], st['bytes skipped']), (1, ev[2]), name)
+        self.assertUpstreamReads(p, len(orig) - 1)
 
+    def test_bad_headers_many(self):
+        """One bad header every 300 events: each one skipped alone."""
+        f = d.PerfFile(DEFER_ST)
+        orig = self.original(DEFER_ST)
+        ss = f.samples()
+        bad = ss[50::300]
+        raw = f.raw
+        for ev in bad:
+            raw = d.patch(raw, ev[0] + 6, '<H', 0)
+        p = self.write('many.data', raw)
+        r = self.script(p)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        keep = [t for t, s in zip(orig, ss) if s not in bad]
+        self.assertEqual(sample_times(r.stdout), keep)
+        self.assertIn('%d bad event headers: skipped %d bytes' %
+                      (len(bad), sum(e[2] for e in bad)), r.stderr)
+
+    # --- an error that stops the reading ---------------------------------
+
+    def test_stop_on_error(self):
+        """More than the resynchronization bound (1 MiB) of zeros in the
+        middle of the data: reading stops there, but what was queued
+        (ordered events, the stitcher) comes out, the exit status is 0, the
+        report says it is partial, and perf inject writes a file
+        perf-upstream reads."""
+        src = os.path.join(common.REAL, 'fp-st.data')
+        f = d.PerfFile(src)
+        orig = self.original(src)
+        ev = f.samples()[len(f.samples()) // 3]
+        raw = f.raw[:ev[0]] + bytes(1100 * 1024) + f.raw[ev[0] + 1100 * 1024:]
+        p = self.write('zeros.data', raw)
+        r = self.script(p)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertKept(sample_times(r.stdout), orig, f, ev[0])
+        self.assertIn('Processing stopped at offset %#x' % ev[0], r.stderr)
+        self.assertIn('the output is partial', r.stderr)
+        rep = self.report(p)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn('partial report', rep.stdout)
+        self.assertEqual(self.stats(p)['stopped on an error'], 1)
+        self.assertUpstreamReads(p, len(sample_times(r.stdout)))
 
 if __name__ == '__main__':
     unittest.main()
