@@ -232,6 +232,22 @@ class Damaged(unittest.TestCase):
                 self.assertEqual(sum((Counter(orig) - Counter(got)).values()), 2, path)
                 self.assertIn('2 samples could not be parsed', r.stderr)
 
+    def test_bad_metadata_record(self):
+        """A CPU_MAP record of an unknown map type (a flipped bit): upstream
+        stops ("cpu_map__new_data unknown type", -ENOMEM, nothing printed);
+        ours skips and counts it."""
+        src = os.path.join(common.REAL, 'fp-st.data')
+        f = d.PerfFile(src)
+        orig = self.original(src)
+        cpu_map = [e for e in f.events if e[1] == 74][0]
+        p = self.write('cpumap.data', d.patch(f.raw, cpu_map[0] + 8, '<H', 6))
+        r = self.script(p)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sample_times(r.stdout), orig)
+        self.assertIn('1 records could not be parsed, first at offset %#x' % cpu_map[0],
+                      r.stderr)
+        # (perf report does not read CPU_MAP: it has nothing to skip)
+
     def test_bad_deferred_record_layouts(self):
         """A PERF_RECORD_CALLCHAIN_DEFERRED cut to 16 bytes (no room for its
         sample_id): skipped in every layout, one event, two events, -a with
