@@ -135,6 +135,8 @@ def main():
         'all', k['files'], k['expect'], k['ours'], 100.0 * k['ours'] / k['expect'],
         k['upstream'], 100.0 * k['upstream'] / k['expect'],
         k['ours crash'], k['upstream crash'], k['ours rc'], k['upstream rc']))
+    print('of the samples of the intact files (%d): ours %.1f%%, upstream %.1f%%' % (
+        k['orig'], 100.0 * k['ours'] / k['orig'], 100.0 * k['upstream'] / k['orig']))
     print('(samples counted up to the expected number: the samples of the intact file less '
           'those damaged or cut; crashes and rc!=0: ours/upstream)')
 
