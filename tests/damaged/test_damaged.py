@@ -313,6 +313,52 @@ class Damaged(unittest.TestCase):
         self.assertIn('%d bad event headers: skipped %d bytes' %
                       (len(bad), sum(e[2] for e in bad)), r.stderr)
 
+    def pipe_of(self, name):
+        src = os.path.join(GUEST, name + '.data')
+        pipe = os.path.join(self.tmp, name + '.pipe')
+        with open(pipe, 'wb') as out:
+            subprocess.run([PERF, 'inject', '-i', src, '-o', '-'], stdout=out,
+                           stderr=subprocess.DEVNULL, check=True)
+        return pipe
+
+    def test_pipe_bad_header_resync(self):
+        """Pipe mode, without seeking: the bytes read ahead to find the
+        framing again are read again from there; only the damaged sample is
+        lost (upstream: "bad event header size", the rest of the stream is
+        lost)."""
+        for name in ('two-defer', 'sys-defer'):
+            pipe = self.pipe_of(name)
+            f = d.PerfFile(pipe)
+            orig = self.original(pipe, pipe=True)
+            ev = f.samples()[len(f.samples()) // 2]
+            for what, off, fmt, val in (('size0', 6, '<H', 0), ('size12', 6, '<H', 12),
+                                        ('type33', 0, '<I', 33)):
+                p = self.write('%s-%s.pipe' % (name, what), d.patch(f.raw, ev[0] + off, fmt, val))
+                r = self.script(p, pipe=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                got = sample_times(r.stdout)
+                self.assertEqual(len(got), len(orig) - 1, (name, what))
+                self.assertEqual(sum((Counter(orig) - Counter(got)).values()), 1)
+                self.assertIn('pipe: bad event header at %#x: skipped %d bytes'
+                              % (ev[0] - 16, ev[2]), r.stderr)
+
+    def test_pipe_cut(self):
+        """A pipe cut inside an event: everything before it comes out, and
+        the warning says where."""
+        pipe = self.pipe_of('sys-defer')
+        f = d.PerfFile(pipe)
+        orig = self.original(pipe, pipe=True)
+        ev = f.samples()[len(f.samples()) // 2]
+        p = self.write('cut.pipe', f.raw[:ev[0] + 20])
+        r = self.script(p, pipe=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = sample_times(r.stdout)
+        before = len([s for s in f.samples() if s[0] < ev[0]])
+        self.assertEqual(len(got), before)
+        self.assertTrue(set(got) <= set(orig))
+        self.assertIn('the pipe is truncated: the event at %#x (%d bytes)' % (ev[0] - 16, ev[2]),
+                      r.stderr)
+
     # --- an error that stops the reading ---------------------------------
 
     def test_stop_on_error(self):
