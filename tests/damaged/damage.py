@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Damage copies of perf.data files the way real files get damaged.
+
+A perf.data file is read as its header, its data section cut into events,
+and what follows the data (the feature sections); a pipe-mode file as its
+header and the events after it.  Each
+function returns the bytes of a damaged copy:
+
+    f = PerfFile(path)
+    cut(f, f.data_off + f.data_size // 2)       # a copy that stopped halfway
+    killed(f)                                   # perf record killed: size 0
+    sample_nr_past_event(f, index)              # one bad callchain nr
+
+Python stdlib only.
+"""
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
+
+HDR_SIZE = 104
+SAMPLE = 9
+FINISHED_ROUND = 68
+
+
+class PerfFile:
+    def __init__(self, path):
+        self.path = path
+        with open(path, 'rb') as f:
+            self.raw = f.read()
+        if self.raw[:8] != b'PERFILE2':
+            raise ValueError('%s: not a little-endian perf.data file' % path)
+        self.pipe = struct.unpack_from('<Q', self.raw, 8)[0] == 16
+        if self.pipe:
+            self.data_off, self.data_size = 16, len(self.raw) - 16
+        else:
+            (self.size, self.attr_size, self.attrs_off, self.attrs_size,
+             self.data_off, self.data_size) = struct.unpack_from('<6Q', self.raw, 8)
+        self.events = []        # (offset, type, size)
+        off, end = self.data_off, self.data_off + self.data_size
+        while off + 8 <= end:
+            typ, misc, size = struct.unpack_from('<IHH', self.raw, off)
+            if size < 8:
+                break
+            self.events.append((off, typ, size))
+            off += size
+
+    @property
+    def data_end(self):
+        return self.data_off + self.data_size
+
+    def samples(self):
+        return [e for e in self.events if e[1] == SAMPLE]
+
+    def with_data_size(self, raw, size):
+        """raw with the header's data size set to size."""
+        return raw[:48] + struct.pack('<Q', size) + raw[56:]
+
+    def without_features(self, raw):
+        """raw with the header's feature bitmap cleared."""
+        return raw[:72] + bytes(32) + raw[104:]
+
+
+def cut(f, at, fix_size=False):
+    """The file cut at offset at (no feature sections after it).  With
+    fix_size the header's data size ends at the cut, as if perf record had
+    written its header without feature sections."""
+    raw = f.raw[:at]
+    if fix_size:
+        raw = f.without_features(f.with_data_size(raw, at - f.data_off))
+    return raw
+
+
+def killed(f, at=None):
+    """perf record killed: the header's data size is still 0, no feature
+    sections were written; the data ends at at (default: the whole data)."""
+    at = f.data_end if at is None else at
+    return f.with_data_size(f.raw[:at], 0)
+
+
+def inside_last_event(f, keep=16):
+    """Cut keep bytes into the data section's last event, the header's data
+    size matching the cut: the SIGBUS of upstream 7.2."""
+    off, _, size = [e for e in f.events if e[2] > keep][-1]
+    assert keep < size
+    return cut(f, off + keep, fix_size=True)
+
+
+def whole_events_before(f, at):
+    """Events wholly in [data_off, at)."""
+    return [e for e in f.events if e[0] + e[2] <= at]
+
+
+def patch(raw, off, fmt, *vals):
+    b = bytearray(raw)
+    struct.pack_into(fmt, b, off, *vals)
+    return bytes(b)
+
+
+class _PipeAttrs:
+    """The attrs of a pipe-mode file, from its PERF_RECORD_HEADER_ATTR
+    events, as perfdata.Recording has them."""
+
+    def __init__(self, f):
+        self.attrs = []
+        for off, typ, size in f.events:
+            if typ != 64:
+                continue
+            a = off + 8
+            (type, asize, config, period, st, _, flags) = struct.unpack_from('<IIQQQQQ', f.raw, a)
+            regs_user, stack_user = struct.unpack_from('<QI', f.raw, a + 80)
+            n = (size - 8 - asize) // 8
+            ids = struct.unpack_from('<%dQ' % n, f.raw, a + asize)
+            self.attrs.append(dict(type=type, config=config, period=period,
+                                   sample_type=st, flags=flags, ids=ids,
+                                   regs_user=regs_user, stack_user=stack_user))
+
+    def evsel_of(self, raw):
+        import perfdata
+        return perfdata.Recording.evsel_of(self, raw)
+
+
+def _recording(f):
+    import perfdata
+    if not hasattr(f, '_rec'):
+        f._rec = _PipeAttrs(f) if f.pipe else perfdata.Recording(f.path)
+    return f._rec
+
+
+def sample_callchain(f, ev):
+    """(offset in the file, nr) of the callchain nr of sample event ev."""
+    import perfdata
+    rec = _recording(f)
+    off, _, size = ev
+    raw = f.raw[off:off + size]
+    if len(set(a['sample_type'] for a in rec.attrs)) == 1:
+        attr = rec.attrs[0]     # one layout: whichever event it is
+    else:
+        attr = rec.evsel_of(raw)
+    fields = perfdata.sample_fields(attr, raw)
+    cc_off, nr = fields['callchain']
+    return off + cc_off, nr
+
+
+def bad_callchain_nr(f, samples, nr=1 << 40):
+    """The file with the callchain nr of each sample event in samples set
+    to nr: past the event, so that the sample does not parse."""
+    raw = f.raw
+    for ev in samples:
+        off, _ = sample_callchain(f, ev)
+        raw = patch(raw, off, '<Q', nr)
+    return raw
+
+
+def truncated_records(f, events, keep=16):
+    """The file with each record in events cut to keep bytes (its header's
+    size says keep), the rest of its place filled with FINISHED_ROUND
+    events so that the framing of the file stays whole."""
+    raw = bytearray(f.raw)
+    for off, typ, size in events:
+        assert keep % 8 == 0 and keep < size
+        struct.pack_into('<IHH', raw, off, typ, 0, keep)
+        for o in range(off + keep, off + size, 8):
+            struct.pack_into('<IHH', raw, o, FINISHED_ROUND, 0, 8)
+    return bytes(raw)

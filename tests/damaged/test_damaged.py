@@ -1,0 +1,388 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Damaged perf.data files: perf keeps every whole event and says what it lost.
+
+Copies of the real 7.2 recordings (tests/fixtures) are damaged the way real
+files get damaged (tests/damaged/damage.py): cut short, perf record killed
+before it rewrote the header, a sample that does not parse, a malformed
+PERF_RECORD_CALLCHAIN_DEFERRED in every event layout, an event header that
+loses the framing.  Each test checks which samples come out, the warning,
+the exit status and the perf report --stats counters (docs/robustness.md).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from collections import Counter
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
+sys.path.insert(0, os.path.dirname(__file__))
+import common                                   # noqa: E402
+import damage as d                              # noqa: E402
+import perfdata as pd                           # noqa: E402
+
+PERF = common.PERF
+UPSTREAM = common.PERF_UPSTREAM
+DEFER_ST = os.path.join(common.REAL, 'defer-st.data')
+GUEST = os.path.join(common.FIXTURES, 'guest-7.2')
+SAMPLE_LINE = re.compile(r'^ *\d+ +\d+\.\d+: *$', re.M)
+
+
+def sample_times(out):
+    """perf script -F tid,time: the samples, as [(tid, time)]."""
+    return [tuple(m.group(0).split()) for m in SAMPLE_LINE.finditer(out)]
+
+
+class Damaged(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        common.need(PERF)
+        cls.tmp = tempfile.mkdtemp(prefix='damaged-')
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def write(self, name, raw):
+        p = os.path.join(self.tmp, name)
+        with open(p, 'wb') as f:
+            f.write(raw)
+        return p
+
+    def script(self, path, perf=PERF, pipe=False):
+        if pipe:
+            with open(path, 'rb') as f:
+                r = subprocess.run([perf, 'script', '-i', '-', '-F', 'tid,time'], stdin=f,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, errors='replace')
+        else:
+            r = common.run([perf, 'script', '-i', path, '-F', 'tid,time'], check=False)
+        self.assertGreaterEqual(r.returncode, 0, '%s script killed by signal %d:\n%s' %
+                                (perf, -r.returncode, r.stderr[-2000:]))
+        return r
+
+    def stats(self, path):
+        r = common.run([PERF, 'report', '-i', path, '--stats'], check=False)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        return common.stats_block(r.stdout, 'Damaged input')
+
+    def report(self, path):
+        r = common.run([PERF, 'report', '-i', path, '--stdio', '--no-children'], check=False)
+        self.assertGreaterEqual(r.returncode, 0, 'perf report killed by signal %d' %
+                                -r.returncode)
+        return r
+
+    def original(self, path, pipe=False):
+        return sample_times(self.script(path, pipe=pipe).stdout)
+
+    def assertKept(self, got, orig, f, upto):
+        """got is orig less the samples not wholly before offset upto."""
+        n = len([e for e in d.whole_events_before(f, upto) if e[1] == d.SAMPLE])
+        self.assertEqual(got, orig[:n])
+
+    def assertUpstreamReads(self, path, expected):
+        """perf inject of the damaged file writes a file perf-upstream reads
+        without complaint, with the samples perf kept."""
+        out = path + '.inj'
+        for opts in ([], ['-b'], ['--merge-callchains']):
+            r = common.run([PERF, 'inject'] + opts + ['-i', path, '-o', out], check=False)
+            self.assertEqual(r.returncode, 0, 'inject %s: %s' % (opts, r.stderr[-2000:]))
+            if os.path.exists(UPSTREAM):
+                r = self.script(out, perf=UPSTREAM)
+                self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+                self.assertNotIn('rror', r.stderr)
+                self.assertEqual(len(sample_times(r.stdout)), expected, 'inject %s' % opts)
+
+    # --- cut short -------------------------------------------------------
+
+    def test_cut_inside_last_event(self):
+        """The header's data size matches a cut inside the last event, no
+        feature sections: perf-upstream 7.2 dies of SIGBUS (the remap at the
+        event's page kept the window's size); ours keeps every whole event
+        and names the cut event."""
+        f = d.PerfFile(DEFER_ST)
+        orig = self.original(DEFER_ST)
+        for keep in (8, 16, 40):
+            raw = d.inside_last_event(f, keep)
+            p = self.write('inlast-%d.data' % keep, raw)
+            r = self.script(p)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertKept(sample_times(r.stdout), orig, f, len(raw))
+            self.assertRegex(r.stderr, r'is truncated: the event at 0x[0-9a-f]+ \(\d+ bytes\) '
+                             r'runs past the end of the data; read \d+ events')
+            self.assertEqual(self.report(p).returncode, 0)
+            self.assertEqual(self.stats(p)['partial last event'], 1)
+
+    def test_cut_last_sample(self):
+        """The same cut inside the last sample: that sample is not parsed."""
+        f = d.PerfFile(DEFER_ST)
+        orig = self.original(DEFER_ST)
+        off, _, size = f.samples()[-1]
+        p = self.write('inlast-sample.data', d.cut(f, off + size - 8, fix_size=True))
+        got = sample_times(self.script(p).stdout)
+        self.assertEqual(got, orig[:-1])
+
+    def test_cut_short(self):
+        """Data section shorter than the header says (a copy that stopped):
+        upstream prints nothing ("incompatible file format"); ours reads up
+        to the last whole event and says where the data ends."""
+        f = d.PerfFile(DEFER_ST)
+        orig = self.original(DEFER_ST)
+        for frac in (0.5, 0.9):
+            at = f.data_off + int(f.data_size * frac)
+            p = self.write('cut%d.data' % (frac * 100), d.cut(f, at))
+            r = self.script(p)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertKept(sample_times(r.stdout), orig, f, at)
+            nr = len(d.whole_events_before(f, at))
+            self.assertIn('is truncated: data ends at %#x, the header says %#x; read %d events'
+                          % (at, f.data_end, nr), r.stderr)
+            st = self.stats(p)
+            self.assertEqual(st['bytes cut off'], f.data_end - at)
+            self.assertEqual(st['events read'], nr)
+        self.assertUpstreamReads(p, len(sample_times(r.stdout)))
+
+    def test_cut_before_data(self):
+        """Nothing at all to read: an error, saying why."""
+        f = d.PerfFile(DEFER_ST)
+        p = self.write('nodata.data', d.cut(f, f.data_off))
+        r = self.script(p)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('nothing to read', r.stderr)
+
+    def test_killed(self):
+        """perf record killed: the header's data size is still 0 and no
+        feature section was written.  Read to the end of the file, say what
+        is missing."""
+        f = d.PerfFile(DEFER_ST)
+        orig = self.original(DEFER_ST)
+        for at in (f.data_end, f.data_off + f.data_size // 2 + 3):
+            p = self.write('killed.data', d.killed(f, at))
+            r = self.script(p)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertKept(sample_times(r.stdout), orig, f, at)
+            self.assertIn("the header's data size is 0", r.stderr)
+            self.assertIn('without feature sections', r.stderr)
+            self.assertRegex(r.stderr, r'read %d events up to the end of the file at %#x'
+                             % (len(d.whole_events_before(f, at)), at))
+            self.assertEqual(self.stats(p)['no header data size'], 1)
+        self.assertUpstreamReads(p, len(sample_times(r.stdout)))
+
+    def test_generated_every_cut(self):
+        """A generated file cut at every 8th byte of its last events (and a
+        few odd ones), the header's size matching the cut or not: exactly the
+        whole samples come out, no crash."""
+        w = pd.Writer([pd.Evsel(sample_type=pd.S_IP | pd.S_TID | pd.S_TIME)], nr_cpus=1)
+        w.comm(100, 100, 'w', time=1)
+        for i in range(12):
+            w.sample(pd.USER_TEXT[0] + i, 100, 100, 1000 + i)
+        full = w.save(os.path.join(self.tmp, 'gen.data'))
+        f = d.PerfFile(full)
+        orig = self.original(full)
+        self.assertEqual(len(orig), 12)
+        first = f.events[-3][0]
+        for at in list(range(first, f.data_end, 8)) + [first + 3, f.data_end - 1]:
+            for fix in (False, True):
+                p = self.write('gen-cut.data', d.cut(f, at, fix_size=fix))
+                got = sample_times(self.script(p).stdout)
+                self.assertKept(got, orig, f, at)
+
+    # --- samples and records that do not parse ---------------------------
+
+    def test_sample_nr_past_event(self):
+        """37 samples whose callchain nr runs past their event: upstream stops
+        at the first one ("can't parse sample", exit 242, or a segfault with
+        nr = 2^40); ours skips and counts them, the rest comes out."""
+        f = d.PerfFile(DEFER_ST)
+        orig = self.original(DEFER_ST)
+        ss = f.samples()
+        bad = ss[100::180][:37]
+        for nr in (1 << 40, (1 << 61) - 1, 200):
+            p = self.write('nr.data', d.bad_callchain_nr(f, bad, nr))
+            r = self.script(p)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            keep = [t for t, s in zip(orig, ss) if s not in bad]
+            self.assertEqual(sample_times(r.stdout), keep)
+            self.assertIn('37 samples could not be parsed, first at offset %#x' % bad[0][0],
+                          r.stderr)
+            self.assertEqual(self.stats(p)['unparsable samples'], 37)
+        self.assertUpstreamReads(p, len(keep))
+
+    def test_sample_nr_past_event_layouts(self):
+        """The same in two-event, -a (dummy tracking event) and pipe files."""
+        for name in ('two-defer', 'sys-defer'):
+            src = os.path.join(GUEST, name + '.data')
+            pipe = os.path.join(self.tmp, name + '.pipe')
+            with open(pipe, 'wb') as out:
+                subprocess.run([PERF, 'inject', '-i', src, '-o', '-'], stdout=out,
+                               stderr=subprocess.DEVNULL, check=True)
+            for path, is_pipe in ((src, False), (pipe, True)):
+                f = d.PerfFile(path)
+                orig = self.original(path, pipe=is_pipe)
+                ss = f.samples()
+                bad = [ss[len(ss) // 3], ss[len(ss) // 2]]
+                p = self.write('bad-' + os.path.basename(path), d.bad_callchain_nr(f, bad))
+                r = self.script(p, pipe=is_pipe)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                # time order, not file order: the two bad ones are missing
+                got = sample_times(r.stdout)
+                self.assertEqual(len(got), len(orig) - 2, path)
+                self.assertEqual(sum((Counter(orig) - Counter(got)).values()), 2, path)
+                self.assertIn('2 samples could not be parsed', r.stderr)
+
+    def test_bad_metadata_record(self):
+        """A CPU_MAP record of an unknown map type (a flipped bit): upstream
+        stops ("cpu_map__new_data unknown type", -ENOMEM, nothing printed);
+        ours skips and counts it."""
+        src = os.path.join(common.REAL, 'fp-st.data')
+        f = d.PerfFile(src)
+        orig = self.original(src)
+        cpu_map = [e for e in f.events if e[1] == 74][0]
+        p = self.write('cpumap.data', d.patch(f.raw, cpu_map[0] + 8, '<H', 6))
+        r = self.script(p)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sample_times(r.stdout), orig)
+        self.assertIn('1 records could not be parsed, first at offset %#x' % cpu_map[0],
+                      r.stderr)
+        # (perf report does not read CPU_MAP: it has nothing to skip)
+
+    def test_bad_deferred_record_layouts(self):
+        """A PERF_RECORD_CALLCHAIN_DEFERRED cut to 16 bytes (no room for its
+        sample_id): skipped in every layout, one event, two events, -a with
+        the dummy event, pipe mode; upstream stops there (exit 242)."""
+        for name in ('st-defer', 'two-defer', 'sys-defer'):
+            src = os.path.join(GUEST, name + '.data')
+            pipe = os.path.join(self.tmp, name + '.pipe')
+            with open(pipe, 'wb') as out:
+                subprocess.run([PERF, 'inject', '-i', src, '-o', '-'], stdout=out,
+                               stderr=subprocess.DEVNULL, check=True)
+            for path, is_pipe in ((src, False), (pipe, True)):
+                f = d.PerfFile(path)
+                orig = self.original(path, pipe=is_pipe)
+                recs = [e for e in f.events if e[1] == 22]
+                p = self.write('t16-' + os.path.basename(path),
+                               d.truncated_records(f, [recs[len(recs) // 2]]))
+                r = self.script(p, pipe=is_pipe)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertNotIn('processing failed', r.stderr)
+                self.assertIn('bad CALLCHAIN_DEFERRED skipped', r.stderr)
+                self.assertEqual(len(sample_times(r.stdout)), len(orig), path)
+
+    # --- event headers that lose the framing -----------------------------
+
+    def test_bad_header_resync(self):
+        """An event header of size 0, not a multiple of 8, too large (framing
+        the events after it) or of a type no perf has: upstream stops there
+        (and loses what it had queued); ours finds the next offset where
+        several events are plausible, skips the damaged bytes, says how many,
+        and goes on: only the damaged sample is lost."""
+        f = d.PerfFile(DEFER_ST)
+        orig = self.original(DEFER_ST)
+        ss = f.samples()
+        i = len(ss) // 2
+        ev = ss[i]
+        for name, off, fmt, val in (('size0', 6, '<H', 0), ('size12', 6, '<H', 12),
+                                    ('size65528', 6, '<H', 0xfff8),
+                                    ('type33', 0, '<I', 33), ('type999', 0, '<I', 999)):
+            p = self.write(name + '.data', d.patch(f.raw, ev[0] + off, fmt, val))
+            r = self.script(p)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(sample_times(r.stdout), orig[:i] + orig[i + 1:], name)
+            self.assertIn('bad event header at %#x: skipped %d bytes to %#x, about 1 events lost'
+                          % (ev[0], ev[2], ev[0] + ev[2]), r.stderr)
+            st = self.stats(p)
+            self.assertEqual((st['bad event headers'], st['bytes skipped']), (1, ev[2]), name)
+        self.assertUpstreamReads(p, len(orig) - 1)
+
+    def test_bad_headers_many(self):
+        """One bad header every 300 events: each one skipped alone."""
+        f = d.PerfFile(DEFER_ST)
+        orig = self.original(DEFER_ST)
+        ss = f.samples()
+        bad = ss[50::300]
+        raw = f.raw
+        for ev in bad:
+            raw = d.patch(raw, ev[0] + 6, '<H', 0)
+        p = self.write('many.data', raw)
+        r = self.script(p)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        keep = [t for t, s in zip(orig, ss) if s not in bad]
+        self.assertEqual(sample_times(r.stdout), keep)
+        self.assertIn('%d bad event headers: skipped %d bytes' %
+                      (len(bad), sum(e[2] for e in bad)), r.stderr)
+
+    def pipe_of(self, name):
+        src = os.path.join(GUEST, name + '.data')
+        pipe = os.path.join(self.tmp, name + '.pipe')
+        with open(pipe, 'wb') as out:
+            subprocess.run([PERF, 'inject', '-i', src, '-o', '-'], stdout=out,
+                           stderr=subprocess.DEVNULL, check=True)
+        return pipe
+
+    def test_pipe_bad_header_resync(self):
+        """Pipe mode, without seeking: the bytes read ahead to find the
+        framing again are read again from there; only the damaged sample is
+        lost (upstream: "bad event header size", the rest of the stream is
+        lost)."""
+        for name in ('two-defer', 'sys-defer'):
+            pipe = self.pipe_of(name)
+            f = d.PerfFile(pipe)
+            orig = self.original(pipe, pipe=True)
+            ev = f.samples()[len(f.samples()) // 2]
+            for what, off, fmt, val in (('size0', 6, '<H', 0), ('size12', 6, '<H', 12),
+                                        ('type33', 0, '<I', 33)):
+                p = self.write('%s-%s.pipe' % (name, what), d.patch(f.raw, ev[0] + off, fmt, val))
+                r = self.script(p, pipe=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                got = sample_times(r.stdout)
+                self.assertEqual(len(got), len(orig) - 1, (name, what))
+                self.assertEqual(sum((Counter(orig) - Counter(got)).values()), 1)
+                self.assertIn('pipe: bad event header at %#x: skipped %d bytes'
+                              % (ev[0] - 16, ev[2]), r.stderr)
+
+    def test_pipe_cut(self):
+        """A pipe cut inside an event: everything before it comes out, and
+        the warning says where."""
+        pipe = self.pipe_of('sys-defer')
+        f = d.PerfFile(pipe)
+        orig = self.original(pipe, pipe=True)
+        ev = f.samples()[len(f.samples()) // 2]
+        p = self.write('cut.pipe', f.raw[:ev[0] + 20])
+        r = self.script(p, pipe=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = sample_times(r.stdout)
+        before = len([s for s in f.samples() if s[0] < ev[0]])
+        self.assertEqual(len(got), before)
+        self.assertTrue(set(got) <= set(orig))
+        self.assertIn('the pipe is truncated: the event at %#x (%d bytes)' % (ev[0] - 16, ev[2]),
+                      r.stderr)
+
+    # --- an error that stops the reading ---------------------------------
+
+    def test_stop_on_error(self):
+        """More than the resynchronization bound (1 MiB) of zeros in the
+        middle of the data: reading stops there, but what was queued
+        (ordered events, the stitcher) comes out, the exit status is 0, the
+        report says it is partial, and perf inject writes a file
+        perf-upstream reads."""
+        src = os.path.join(common.REAL, 'fp-st.data')
+        f = d.PerfFile(src)
+        orig = self.original(src)
+        ev = f.samples()[len(f.samples()) // 3]
+        raw = f.raw[:ev[0]] + bytes(1100 * 1024) + f.raw[ev[0] + 1100 * 1024:]
+        p = self.write('zeros.data', raw)
+        r = self.script(p)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertKept(sample_times(r.stdout), orig, f, ev[0])
+        self.assertIn('Processing stopped at offset %#x' % ev[0], r.stderr)
+        self.assertIn('the output is partial', r.stderr)
+        rep = self.report(p)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn('partial report', rep.stdout)
+        self.assertEqual(self.stats(p)['stopped on an error'], 1)
+        self.assertUpstreamReads(p, len(sample_times(r.stdout)))
+
+if __name__ == '__main__':
+    unittest.main()
