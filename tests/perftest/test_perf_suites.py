@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """perf's own test suites, run with our perf from the built tree.
 
-- The suites this project adds ("Deferred callchains", ...).
+- The suites this project adds ("Deferred callchains", ...), and its shell
+  tests (tools/perf/tests/shell).
 - A regression subset of upstream's suites that our patches touch: sample
   parsing, callchains and hists, session/report/script/inject paths. The
   whole upstream suite does not finish on these machines (pipe_test.sh and
@@ -19,6 +20,14 @@ import common
 OURS = [
     ('Deferred callchains', 14),
     ('SFrame', 3),
+]
+
+# tools/perf/tests/shell scripts of ours: description, results accepted
+# here (the deferred one skips on a kernel that cannot defer; the guest
+# suite runs it on 7.2, where it must pass).
+OURS_SHELL = [
+    ('perf record --call-graph fp,defer: user callchains stitched', ('Ok', 'Skip')),
+    ('perf unwinds --call-graph dwarf samples with SFrame', ('Ok',)),
 ]
 
 UPSTREAM_SUBSET = [
@@ -73,6 +82,14 @@ class PerfSuites(unittest.TestCase):
             got = res.get(name, [])
             self.assertEqual(len(got), nr_cases, '%s: cases run:\n%s' % (name, r.stdout))
             self.assertTrue(all(v == 'Ok' for v in got), '%s:\n%s' % (name, r.stdout[-4000:]))
+
+    def test_our_shell_tests(self):
+        r, res = perf_test([name for name, _ in OURS_SHELL], verbose=True)
+        for name, accepted in OURS_SHELL:
+            got = res.get(name, [])
+            self.assertTrue(got, '%r did not run:\n%s' % (name, r.stdout[-4000:]))
+            self.assertTrue(all(v.split()[0] in accepted for v in got),
+                            '%r: %s\n%s' % (name, got, r.stdout[-4000:]))
 
     def test_upstream_regression_subset(self):
         r, res = perf_test(UPSTREAM_SUBSET)
