@@ -14,6 +14,8 @@ pkgs=(
 	binutils-dev xz-utils patch
 	# perf help (man), perf archive (bzip2)
 	man-db bzip2
+	# tests/tools: perf inject --convert-callchain under valgrind
+	valgrind
 	# tests/inline: a dwz'd copy of its program
 	dwz
 	# bench/inline: sqlite's amalgamation is generated with tclsh

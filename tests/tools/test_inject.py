@@ -2,6 +2,7 @@
 """perf inject on deferred callchains: records kept, remapped, or merged."""
 import os
 import re
+import shutil
 import subprocess
 import unittest
 
@@ -150,6 +151,60 @@ class InjectMerge(ToolsCase):
         r = run([PERF, 'script', '-i', out, '-F', 'ip,sym'] + self.sym_args())
         self.assertTrue('level_a' in r.stdout, 'no stitched user frame')
         self.assertEqual(event_count(PERF, out, 'CALLCHAIN_DEFERRED'), 0)
+
+
+DEEP_C = r'''
+#include <stdlib.h>
+volatile unsigned long sink;
+__attribute__((noinline)) unsigned long rec(int d)
+{
+	unsigned long x = d;
+
+	if (d == 0) {
+		for (unsigned long i = 0; i < 100000000UL; i++)
+			sink += i;
+		return sink;
+	}
+	x += rec(d - 1);
+	sink = x;
+	return x;
+}
+int main(int argc, char **argv) { rec(argc > 1 ? atoi(argv[1]) : 200); return 0; }
+'''
+
+
+class ConvertCallchain(ToolsCase):
+    """perf inject --convert-callchain on samples with more user frames than
+    a callchain holds (upstream 7.2.13 writes one u64 past its buffer)."""
+
+    def test_deep_stack_in_bounds(self):
+        valgrind = shutil.which('valgrind')
+        if not valgrind:
+            self.skipTest('valgrind missing (scripts/install-deps.sh)')
+        src, prog = self.path('deep.c'), self.path('deep')
+        with open(src, 'w') as f:
+            f.write(DEEP_C)
+        run(['gcc', '-O1', '-g', '-fno-omit-frame-pointer', '-o', prog, src])
+        data = self.path('deep.data')
+        r = run([PERF, 'record', '-q', '-o', data, '-e', 'cpu-clock', '-F', '50',
+                 '--call-graph', 'dwarf,32768', '--', prog, '200'], check=False)
+        if r.returncode:
+            self.skipTest('perf record does not work here: ' + r.stderr[-300:])
+        frames = [len(s.split()) for s in
+                  run([PERF, 'script', '-i', data, '-F', 'ip']).stdout.split('\n\n') if s.strip()]
+        self.assertGreaterEqual(max(frames), 126, 'stacks not deep enough to test')
+        for perf, bad in ((PERF, False), (PERF_UPSTREAM, True)):
+            out = self.path('conv.data')
+            r = run([valgrind, '-q', '--error-exitcode=99', perf, 'inject',
+                     '--convert-callchain', '-i', data, '-o', out], check=False)
+            self.assertEqual(r.returncode == 99, bad, r.stderr[-3000:])
+            if not bad:
+                self.assertNotIn('Invalid write', r.stderr)
+                conv = [len(s.split()) for s in
+                        run([PERF, 'script', '-i', out, '-F', 'ip']).stdout.split('\n\n')
+                        if s.strip()]
+                self.assertEqual(len(conv), len(frames))
+                self.assertEqual(max(conv), 126)
 
 
 if __name__ == '__main__':
