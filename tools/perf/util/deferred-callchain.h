@@ -81,10 +81,6 @@ struct deferred_callchain_stats {
 	u64 no_tid;		/* records without a task id (no sample_id_all) */
 	u64 max_pending;	/* most samples waiting for a record at once */
 	u64 max_queued;		/* most samples held by the reorder queue at once */
-	/*
-	 * Last, so that the counters perf inject wrote in a file keep their
-	 * place (HEADER_DEFERRED_CALLCHAIN is an array of them).
-	 */
 	u64 fallback_sframe;	/* no record: user frames walked with SFrame */
 	u64 bad_user_ips;	/* record entries >= PERF_CONTEXT_MAX, dropped */
 	u64 bad_times;		/* times far ahead of their neighbours, not trusted */
