@@ -465,6 +465,7 @@ static int dc__build_chain(struct deferred_callchain *dc, struct dc_entry *e,
 	}
 	dc->chain[0] = pos;
 	sample->callchain = (struct ip_callchain *)dc->chain;
+	sample->callchain_stitched = true;
 	sample->deferred_callchain = false;
 	return 0;
 }
