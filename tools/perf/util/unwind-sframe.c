@@ -377,21 +377,39 @@ static int sframe__emit(unwind_entry_cb_t cb, void *arg, struct thread *thread,
 	return ret;
 }
 
-static __thread struct sframe_frame *frames_buf;
-static __thread u64 *ips_buf;
-static __thread int buf_max;
+/*
+ * One sample's frames and PCs, for one unwind only, so that nothing
+ * outlives the call whichever thread made it: on the stack up to perf's
+ * default depth (5 KiB), where a malloc() per sample cost 0.45% of all
+ * the instructions of perf script; deeper --max-stack values allocate and
+ * free them, as libdw__get_entries() does with its entries.
+ */
+struct sframe_buf {
+	struct sframe_frame	*frames;
+	u64			*ips;
+	struct sframe_frame	frames_local[PERF_MAX_STACK_DEPTH];
+	u64			ips_local[PERF_MAX_STACK_DEPTH];
+};
 
-/* Reused across samples: only frames[0] needs to start cleared. */
-static int sframe__bufs(int max)
+static int sframe_buf__init(struct sframe_buf *b, int max)
 {
-	if (max <= buf_max)
-		return 0;
-	free(frames_buf);
-	free(ips_buf);
-	frames_buf = malloc(max * sizeof(*frames_buf));
-	ips_buf = malloc(max * sizeof(*ips_buf));
-	buf_max = frames_buf && ips_buf ? max : 0;
-	return buf_max ? 0 : -ENOMEM;
+	if (max <= PERF_MAX_STACK_DEPTH) {
+		b->frames = b->frames_local;
+		b->ips = b->ips_local;
+	} else {
+		b->frames = malloc(max * (sizeof(*b->frames) + sizeof(u64)));
+		if (!b->frames)
+			return -ENOMEM;
+		b->ips = (u64 *)(b->frames + max);
+	}
+	memset(&b->frames[0], 0, sizeof(b->frames[0]));
+	return 0;
+}
+
+static void sframe_buf__exit(struct sframe_buf *b)
+{
+	if (b->frames != b->frames_local)
+		free(b->frames);
 }
 
 int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
@@ -402,6 +420,7 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 	struct sframe_lookup_arg la = { .thread = thread, .cfi = hybrid };
 	struct sframe_stack stack;
 	struct sframe_frame *frames;
+	struct sframe_buf buf;
 	enum sframe_stop stop;
 	int n, nr = 0, ret;
 	u64 *ips;
@@ -412,11 +431,10 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 		return hybrid ? libdw__get_entries(cb, arg, thread, data,
 						   max_stack, best_effort) : 0;
 
-	if (sframe__bufs(max_stack))
+	if (sframe_buf__init(&buf, max_stack))
 		return -ENOMEM;
-	frames = frames_buf;
-	ips = ips_buf;
-	memset(&frames[0], 0, sizeof(frames[0]));
+	frames = buf.frames;
+	ips = buf.ips;
 	if (perf_reg_value(&frames[0].ip, data->user_regs, PERF_REG_X86_IP) ||
 	    perf_reg_value(&frames[0].sp, data->user_regs, PERF_REG_X86_SP) ||
 	    perf_reg_value(&frames[0].fp, data->user_regs, PERF_REG_X86_BP)) {
@@ -495,6 +513,7 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 		ret = nr ? 1 : 0;
 out:
 	sframe_lookup__exit(&la);
+	sframe_buf__exit(&buf);
 	return ret;
 }
 
@@ -522,8 +541,9 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	struct stack_dump *ustack = &sample->user_stack;
 	struct sframe_stack stack;
 	struct sframe_frame *f;
+	struct sframe_buf buf;
 	enum sframe_stop stop;
-	int n, nr;
+	int n, nr = 0;
 
 	if (!thread || !sample->user_regs || !sample->user_regs->regs ||
 	    !ustack->size || !ustack->data || max < 1)
@@ -531,14 +551,13 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	if (thread__e_machine(thread, maps__machine(thread__maps(thread)), NULL) !=
 	    EM_X86_64)
 		return 0;
-	if (sframe__bufs(max))
+	if (sframe_buf__init(&buf, max))
 		return -ENOMEM;
-	f = frames_buf;
-	memset(&f[0], 0, sizeof(f[0]));
+	f = buf.frames;
 	if (perf_reg_value(&f[0].ip, sample->user_regs, PERF_REG_X86_IP) ||
 	    perf_reg_value(&f[0].sp, sample->user_regs, PERF_REG_X86_SP) ||
 	    perf_reg_value(&f[0].fp, sample->user_regs, PERF_REG_X86_BP))
-		return 0;
+		goto out;
 	stack.sp = f[0].sp;
 	stack.data = (const u8 *)ustack->data;
 	stack.size = ustack->size;
@@ -547,7 +566,7 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	sframe_lookup__exit(&la);
 	/* No .sframe on the way: the caller's frame pointer walk is as good. */
 	if (!la.used)
-		return 0;
+		goto out;
 
 	/* Return addresses as the kernel's callchains give them. */
 	for (nr = 0; nr < n; nr++)
@@ -557,7 +576,7 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	if (stop != SFRAME_STOP_NO_SFRAME) {
 		if (stop == SFRAME_STOP_STACK || stop == SFRAME_STOP_BAD)
 			sframe__nr_stopped++;
-		return nr;
+		goto out;
 	}
 
 	/*
@@ -581,5 +600,8 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	sframe__nr_fp_frames += n;
 	if (!n)
 		sframe__nr_stopped++;
-	return nr + n;
+	nr += n;
+out:
+	sframe_buf__exit(&buf);
+	return nr;
 }
