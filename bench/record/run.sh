@@ -12,7 +12,9 @@
 # record's own CPU time and the workload's wall time (busybox time).
 # "run.sh trace" runs trace.sh instead (ftrace of the kernel's wakeups,
 # workload started directly, by busybox time, by sh -c, as threads) and
-# prints its log.
+# prints its log; "run.sh watermark" runs watermark.sh (a kprobe on
+# perf_output_end() logging rb->head and rb->wakeup), leaving its traces
+# in OUTDIR.
 # Environment: PERF (default <repo>/build/bin/perf), SECONDS_ (2), RUNS
 # (default: all of guest.sh's).
 set -euo pipefail
@@ -28,10 +30,11 @@ while getopts "o:" opt; do
 done
 shift $((OPTIND - 1))
 script=guest.sh
-if [ "${1:-}" = trace ]; then
-	script=trace.sh
-	shift
-fi
+case "${1:-}" in
+trace | watermark)
+	script=$1.sh
+	shift ;;
+esac
 [ $# -gt 0 ] && export RUNS="$*"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -47,7 +50,7 @@ cp "$here/$script" "$tmp/work/"
 } > "$tmp/g.sh"
 PERF=$perf "$top/scripts/guest/run.sh" -o "$out" -w "$tmp/work" -t 600 "$tmp/g.sh" > "$tmp/log" 2>&1 ||
 	{ cat "$tmp/log" >&2; exit 1; }
-if [ "$script" = trace.sh ]; then
+if [ "$script" != guest.sh ]; then
 	cat "$out/guest.log"
 	exit 0
 fi
