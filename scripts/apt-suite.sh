@@ -7,12 +7,22 @@
 # package lists go to a private state dir under $APT_SUITE_DIR.
 #
 #   scripts/apt-suite.sh sid download linux-source-7.2
+#
+# APT_SUITE_SRC=1: the suite's source packages instead (a deb-src line, in
+# a state dir of their own), e.g. "source --download-only sqlite3".
 set -euo pipefail
 
 suite=$1; shift
 top=$(cd "$(dirname "$0")/.." && pwd)
 base=${APT_SUITE_DIR:-$top/cache/apt}
 dir=$base/$suite
+kind=deb
+index='*Packages*'
+if [ "${APT_SUITE_SRC:-0}" = 1 ]; then
+	dir=$base/$suite-src
+	kind=deb-src
+	index='*Sources*'
+fi
 
 mirror() {
 	local f u
@@ -34,7 +44,7 @@ mirror() {
 
 mkdir -p "$dir/lists/partial" "$dir/archives/partial"
 if [ ! -f "$dir/sources.list" ]; then
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(mirror) $suite main" > "$dir/sources.list"
+	echo "$kind [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(mirror) $suite main" > "$dir/sources.list"
 fi
 opts=(-o Dir::State::Lists="$dir/lists"
       -o Dir::Etc::sourcelist="$dir/sources.list"
@@ -44,7 +54,7 @@ opts=(-o Dir::State::Lists="$dir/lists"
       -o Dir::Cache::srcpkgcache="$dir/srcpkgcache.bin"
       -o APT::Get::List-Cleanup=0)
 # Refresh lists at most once a day.
-if [ -z "$(find "$dir/lists" -name '*Packages*' -mtime -1 2>/dev/null | head -n 1)" ]; then
+if [ -z "$(find "$dir/lists" -name "$index" -mtime -1 2>/dev/null | head -n 1)" ]; then
 	apt-get "${opts[@]}" -q update >&2
 fi
 cmd=$1; shift
