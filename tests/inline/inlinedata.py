@@ -7,6 +7,7 @@ to compare inline chains address by address (tests and bench/inline).
     perf script -i perf.data                   # one sample an address
 """
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -76,3 +77,24 @@ def write_samples(path, addrs, out, callers=0):
         t += 1000
     w.save(out)
     return out
+
+
+def addr2line_frames(path, addrs):
+    """binutils' addr2line -f -i for runtime addresses @addrs of the
+    program @path: {addr: [(function, file:line basename), ...]}, innermost
+    first, as perf script prints an inline chain."""
+    base = runtime_addr(path, 0)
+    out = subprocess.run(['addr2line', '-f', '-i', '-a', '-e', path] +
+                         ['%#x' % (a - base) for a in addrs], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    frames, cur, lines, i = {}, None, out.splitlines(), 0
+    while i < len(lines):
+        if re.match(r'^0x[0-9a-f]+$', lines[i]):
+            cur = int(lines[i], 16) + base
+            frames[cur] = []
+            i += 1
+            continue
+        where = re.sub(r' \(discriminator \d+\)$', '', lines[i + 1])
+        frames[cur].append((lines[i], os.path.basename(where)))
+        i += 2
+    return frames

@@ -136,21 +136,7 @@ class TestInline(unittest.TestCase):
         addresses, against binutils' addr2line -f -i."""
         ch = [c for c in chains(self.script(common.PERF)) if len(c[1]) > 1]
         sample = ch[::max(1, len(ch) // 300)]
-        base = inlinedata.runtime_addr(self.prog, 0)
-        r = common.run(['addr2line', '-f', '-i', '-a', '-e', self.prog] +
-                       ['%#x' % (a - base) for a, _ in sample])
-        a2l = {}
-        lines = r.stdout.splitlines()
-        i = 0
-        while i < len(lines):
-            if re.match(r'^0x[0-9a-f]+$', lines[i]):
-                cur = int(lines[i], 16) + base
-                a2l[cur] = []
-                i += 1
-                continue
-            where = re.sub(r' \(discriminator \d+\)$', '', lines[i + 1])
-            a2l[cur].append((lines[i], os.path.basename(where)))
-            i += 2
+        a2l = inlinedata.addr2line_frames(self.prog, [a for a, _ in sample])
         srcl = srclines(self.script(common.PERF, '-F', 'ip,sym,symoff,dso,srcline'))
         checked = 0
         for addr, frames in sample:
