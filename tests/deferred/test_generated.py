@@ -792,15 +792,7 @@ class TestReportViews(Base):
     PERF_CONTEXT_USER_DEFERRED set the cpumode and the kernel marker never
     reset it; --children showed the lost frame as "[.] 0000000000000000"."""
 
-    VIEWS = [
-        ['--children', '-g', 'caller'],
-        ['--children', '-g', 'callee'],
-        ['--no-children', '-g', 'caller'],
-        ['--no-children', '-g', 'callee'],
-        ['--children', '-g', 'folded,0,caller'],
-        ['--no-children', '-g', 'folded,0,caller'],
-        ['--no-children', '-g', 'folded,0,callee'],
-    ]
+    VIEWS = common.REPORT_VIEWS
 
     def report(self, path, view):
         # The generated kernel addresses lie in the real-7.2 fixture's kernel

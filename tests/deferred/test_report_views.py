@@ -21,14 +21,7 @@ import common                                   # noqa: E402
 
 FIX = os.path.join(common.FIXTURES, 'guest-7.2')
 FILES = ('st-defer', 'mt-defer', 'deep600-defer', 'exit-defer', 'sys-defer', 'two-defer')
-VIEWS = [
-    ['--children', '-g', 'caller'],
-    ['--children', '-g', 'callee'],
-    ['--no-children', '-g', 'caller'],
-    ['--no-children', '-g', 'callee'],
-    ['--children', '-g', 'folded,0,caller'],
-    ['--no-children', '-g', 'folded,0,callee'],
-]
+VIEWS = common.REPORT_VIEWS
 KERNEL_HEX = re.compile(r'0xffff[0-9a-f]{12}')
 
 

@@ -63,3 +63,16 @@ def stats_block(text, title):
 def need(path):
     if not os.path.exists(path):
         raise unittest.SkipTest('%s missing (run make first)' % path)
+
+
+# perf report's callchain views, every order and mode: the views a
+# deferred sample (stitched, late, fallen back, lost) must look right in.
+REPORT_VIEWS = [
+    ['--children', '-g', 'caller'],
+    ['--children', '-g', 'callee'],
+    ['--no-children', '-g', 'caller'],
+    ['--no-children', '-g', 'callee'],
+    ['--children', '-g', 'folded,0,caller'],
+    ['--no-children', '-g', 'folded,0,caller'],
+    ['--no-children', '-g', 'folded,0,callee'],
+]
