@@ -140,7 +140,6 @@ FUZZ_INC	:= -I$(TREE)/tools/perf -I$(TREE)/tools/perf/util -I$(TREE)/tools \
 # The targets see perf's headers with the same HAVE_* as the libraries.
 FUZZ_HAVE	= $$(grep -o -- '-DHAVE_[A-Z0-9_]*' $(FUZZ_OUT)/util/.evsel.o.cmd | sort -u)
 FUZZ_TARGETS	:= deferred-stream sframe-decode
-FUZZ_EXTLIBS	+= -ldw
 
 fuzz: tree
 	mkdir -p $(FUZZ_OUT) $(B)/bin

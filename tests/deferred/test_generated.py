@@ -338,22 +338,22 @@ class TestGenerated(Base):
 
     def test_config_refused(self):
         """Nonsense stitching knobs are refused with a message, never
-        wrapped (callchain.defer-queue=-5 was an unbounded queue)."""
+        wrapped (call-graph.defer-queue=-5 was an unbounded queue)."""
         p = self._one('a.data', {})
         for key, val in (('defer-queue', '-5'), ('defer-window', 'abc'),
                          ('defer-max-pending', '0'), ('defer-queue', '12x')):
             cfg = self.path('perfconfig')
             with open(cfg, 'w') as f:
-                f.write('[callchain]\n\t%s = %s\n' % (key, val))
+                f.write('[call-graph]\n\t%s = %s\n' % (key, val))
             env = dict(os.environ, PERF_CONFIG=cfg)
             r = self.script(p, env=env)
-            self.assertIn('Invalid callchain.%s value' % key, r.stderr)
+            self.assertIn('Invalid call-graph.%s value' % key, r.stderr)
             self.assertEqual(len(parse_script(r.stdout)), 2)
 
     def test_pending_cap(self):
         cfg = self.path('perfconfig')
         with open(cfg, 'w') as f:
-            f.write('[callchain]\n\tdefer-max-pending = 100\n\tdefer-window = 5000\n'
+            f.write('[call-graph]\n\tdefer-max-pending = 100\n\tdefer-window = 5000\n'
                     '\tdefer-queue = 100000\n')
         env = dict(os.environ, PERF_CONFIG=cfg)
         w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
@@ -374,7 +374,7 @@ class TestGenerated(Base):
         self.assertIn('defer-max-pending', r.stderr)
 
     def test_pending_memory(self):
-        """callchain.defer-memory bounds the bytes of the waiting samples
+        """call-graph.defer-memory bounds the bytes of the waiting samples
         (with their snapshots), in a unit a user understands; nonsense is
         refused with a message."""
         w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
@@ -390,7 +390,7 @@ class TestGenerated(Base):
         per = st['max_pending_kib'] * 1024 / 300.0       # bytes per waiting sample
         cfg = self.path('perfconfig')
         with open(cfg, 'w') as f:
-            f.write('[callchain]\n\tdefer-memory = 16K\n\tdefer-window = 5000\n')
+            f.write('[call-graph]\n\tdefer-memory = 16K\n\tdefer-window = 5000\n')
         env = dict(os.environ, PERF_CONFIG=cfg)
         st = self.stats(p, env=env)
         kept = int(16384 // per)
@@ -399,16 +399,16 @@ class TestGenerated(Base):
         self.assertEqual(st['evicted'] + st['stitched'], 300)
         self.assertEqual(st['lost'], st['evicted'])
         r = self.script(p, env=env)
-        self.assertIn('callchain.defer-memory', r.stderr)
+        self.assertIn('call-graph.defer-memory', r.stderr)
         for bad in ('-5', '12Q', '0', 'M'):
             with open(cfg, 'w') as f:
-                f.write('[callchain]\n\tdefer-memory = %s\n' % bad)
+                f.write('[call-graph]\n\tdefer-memory = %s\n' % bad)
             r = self.script(p, env=env)
-            self.assertIn("Invalid callchain.defer-memory value '%s'" % bad, r.stderr)
+            self.assertIn("Invalid call-graph.defer-memory value '%s'" % bad, r.stderr)
             self.assertEqual(len(parse_script(r.stdout)), 300)
         for good in ('1G', '512MiB', '64kb', '1048576'):
             with open(cfg, 'w') as f:
-                f.write('[callchain]\n\tdefer-memory = %s\n' % good)
+                f.write('[call-graph]\n\tdefer-memory = %s\n' % good)
             r = self.script(p, env=env)
             self.assertNotIn('Invalid', r.stderr)
 

@@ -41,6 +41,21 @@ class Record(unittest.TestCase):
             self.assertIn('works with fp only', r.stderr)
             self.assertNotIn('Incorrect stack dump size', r.stderr)
 
+    def test_fp_after_config_dump_size(self):
+        """fp asks for no stack dump: one set by call-graph.dump-size is
+        not a snapshot.  Found on c327179: "snapshot only goes with
+        fp,defer" for --call-graph fp."""
+        cfg = os.path.join(self.tmp, 'perfconfig')
+        with open(cfg, 'w') as f:
+            f.write('[call-graph]\n\tdump-size = 4096\n')
+        out = os.path.join(self.tmp, 'fp.data')
+        r = common.run([PERF, 'record', '-e', 'cpu-clock', '--call-graph', 'fp', '-o', out,
+                        '--'] + WORK, check=False, env=dict(os.environ, PERF_CONFIG=cfg))
+        self.assertNotIn('snapshot only goes with', r.stderr)
+        if r.returncode:
+            self.skipTest('perf record cannot run here: %s' % r.stderr[-300:])
+        self.assertNotIn('STACK_USER', common.run([PERF, 'evlist', '-v', '-i', out]).stdout)
+
     def test_snapshot_without_defer(self):
         """On a kernel that cannot defer, fp,defer,snapshot records no
         snapshot: the callchains come whole.  Found on 1b89e7a: every sample

@@ -394,7 +394,7 @@ static int test__deferred_window(struct test_suite *t __maybe_unused, int s __ma
 	struct deferred_callchain_config config;
 	struct fixture f;
 
-	deferred_callchain__read_config(&config);
+	deferred_callchain_config__init(&config);
 	config.window_ns = 10 * MS;
 	CHECK(!fixture__init(&f, false, &config));
 	CHECK(!sample(&f, 10, 1 * MS, 2, 0xb00000001, NULL));
@@ -421,7 +421,7 @@ static int test__deferred_record_life(struct test_suite *t __maybe_unused,
 	struct fixture f;
 	u64 ms;
 
-	deferred_callchain__read_config(&config);
+	deferred_callchain_config__init(&config);
 	config.window_ns = 10 * MS;
 	CHECK(!fixture__init(&f, false, &config));
 	CHECK(!sample(&f, 10, 1 * MS, 2, 0x2100000001, NULL));
@@ -448,7 +448,7 @@ static int test__deferred_clock(struct test_suite *t __maybe_unused, int s __may
 	struct deferred_callchain_config config;
 	struct fixture f;
 
-	deferred_callchain__read_config(&config);
+	deferred_callchain_config__init(&config);
 	config.window_ns = 10 * MS;
 	CHECK(!fixture__init(&f, false, &config));
 	CHECK(!sample(&f, 10, 1 * MS, 2, 0x3100000001, NULL));
@@ -477,7 +477,7 @@ static int test__deferred_cap(struct test_suite *t __maybe_unused, int s __maybe
 	struct fixture f;
 	u32 tid;
 
-	deferred_callchain__read_config(&config);
+	deferred_callchain_config__init(&config);
 	config.max_pending = 4;
 	config.max_queue = 6;
 	CHECK(!fixture__init(&f, false, &config));

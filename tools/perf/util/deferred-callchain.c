@@ -6,7 +6,6 @@
  * PERF_RECORD_CALLCHAIN_DEFERRED with the same cookie shows up, or until the
  * stream proves that it never will.
  */
-#include <ctype.h>
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -18,7 +17,6 @@
 #include <linux/perf_event.h>
 #include <linux/zalloc.h>
 
-#include "config.h"
 #include "debug.h"
 #include "deferred-callchain.h"
 #include "env.h"
@@ -149,7 +147,7 @@ struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 	INIT_LIST_HEAD(&dc->waiting);
 	INIT_LIST_HEAD(&dc->recent);
 	INIT_LIST_HEAD(&dc->exits);
-	deferred_callchain__read_config(&dc->config);
+	deferred_callchain_config__init(&dc->config);
 	return dc;
 }
 
@@ -170,89 +168,9 @@ void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered
 	dc->config.ordered = ordered;
 }
 
-/*
- * callchain.defer-memory: bytes, with an optional K, M or G (powers of
- * 1024, "KiB"/"KB"/"MiB"... read alike), e.g. 512M.
- */
-static int dc__config_bytes(const char *var, const char *value, u64 *dst)
+void deferred_callchain_config__init(struct deferred_callchain_config *config)
 {
-	unsigned long long v = 0;
-	unsigned int shift = 0;
-	char *end = NULL;
-
-	errno = 0;
-	if (value && isdigit((unsigned char)*value))
-		v = strtoull(value, &end, 10);
-	if (end && *end) {
-		switch (toupper((unsigned char)*end)) {
-		case 'K':
-			shift = 10;
-			break;
-		case 'M':
-			shift = 20;
-			break;
-		case 'G':
-			shift = 30;
-			break;
-		default:
-			v = 0;
-			break;
-		}
-		if (v) {
-			end++;
-			if (!strcasecmp(end, "iB") || !strcasecmp(end, "B"))
-				end += strlen(end);
-		}
-	}
-	if (!v || errno || (end && *end) || v > (ULLONG_MAX >> shift)) {
-		pr_warning("Invalid %s value '%s' in perf config (bytes, with K, M or G: 512M), ignored\n",
-			   var, value ?: "");
-		return 0;
-	}
-	*dst = (u64)v << shift;
-	return 0;
-}
-
-static int deferred_callchain__config_cb(const char *var, const char *value, void *cb)
-{
-	struct deferred_callchain_config *config = cb;
-	u64 *dst = NULL;
-	u64 mult = 1;
-	char *end;
-	unsigned long long v;
-
-	if (!strcmp(var, "callchain.defer-window")) {
-		dst = &config->window_ns;
-		mult = 1000 * 1000;	/* milliseconds */
-	} else if (!strcmp(var, "callchain.defer-queue")) {
-		dst = &config->max_queue;
-	} else if (!strcmp(var, "callchain.defer-max-pending")) {
-		dst = &config->max_pending;
-	} else if (!strcmp(var, "callchain.defer-memory")) {
-		return dc__config_bytes(var, value, &config->max_pending_bytes);
-	}
-	if (!dst)
-		return 0;
-	errno = 0;
-	/* strtoull() takes "-5" and wraps it to an unbounded queue. */
-	v = value && isdigit((unsigned char)*value) ? strtoull(value, &end, 0) : 0;
-	if (!v || errno || *end || v > ULLONG_MAX / mult) {
-		pr_warning("Invalid %s value '%s' in perf config (a positive whole number%s), ignored\n",
-			   var, value ?: "", mult > 1 ? " of milliseconds" : "");
-		return 0;
-	}
-	*dst = v * mult;
-	return 0;
-}
-
-void deferred_callchain__read_config(struct deferred_callchain_config *config)
-{
-	config->window_ns = DEFERRED_CALLCHAIN_WINDOW_NS;
-	config->max_queue = DEFERRED_CALLCHAIN_MAX_QUEUE;
-	config->max_pending = DEFERRED_CALLCHAIN_MAX_PENDING;
-	config->max_pending_bytes = DEFERRED_CALLCHAIN_MAX_PENDING_BYTES;
-	config->ordered = true;
-	perf_config(deferred_callchain__config_cb, config);
+	*config = (struct deferred_callchain_config)DEFERRED_CALLCHAIN_CONFIG_DEFAULT;
 }
 
 static struct dc_record *dc_record__get(struct dc_record *rec)
@@ -728,11 +646,11 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 		struct dc_entry *old = list_first_entry(&dc->waiting, struct dc_entry, wait_node);
 
 		if (!dc->warned_cap && dc->nr_waiting > dc->config.max_pending) {
-			pr_warning("WARNING: more than %" PRIu64 " samples wait for deferred callchains: releasing the oldest without user frames (callchain.defer-max-pending)\n",
+			pr_warning("WARNING: more than %" PRIu64 " samples wait for deferred callchains: releasing the oldest without user frames (call-graph.defer-max-pending)\n",
 				   dc->config.max_pending);
 			dc->warned_cap = true;
 		} else if (!dc->warned_cap) {
-			pr_warning("WARNING: samples waiting for deferred callchains take more than %" PRIu64 " MiB: releasing the oldest without user frames (callchain.defer-memory)\n",
+			pr_warning("WARNING: samples waiting for deferred callchains take more than %" PRIu64 " MiB: releasing the oldest without user frames (call-graph.defer-memory)\n",
 				   dc->config.max_pending_bytes >> 20);
 			dc->warned_cap = true;
 		}

@@ -111,6 +111,15 @@ struct deferred_callchain_config {
  */
 #define DEFERRED_CALLCHAIN_MAX_PENDING_BYTES	(512ULL << 20)
 
+/* An initializer of struct deferred_callchain_config with the defaults. */
+#define DEFERRED_CALLCHAIN_CONFIG_DEFAULT {				\
+	.window_ns		= DEFERRED_CALLCHAIN_WINDOW_NS,		\
+	.max_queue		= DEFERRED_CALLCHAIN_MAX_QUEUE,		\
+	.max_pending		= DEFERRED_CALLCHAIN_MAX_PENDING,	\
+	.max_pending_bytes	= DEFERRED_CALLCHAIN_MAX_PENDING_BYTES,	\
+	.ordered		= true,					\
+}
+
 /*
  * How the module hands events back, in order.  @sample is parsed from the
  * queued copy of @event; its callchain may point to memory owned by the
@@ -132,14 +141,19 @@ struct deferred_callchain_ops {
 	deferred_callchain__deliver_t	exit;
 };
 
-/* With the perf config's settings (deferred_callchain__read_config()). */
+/*
+ * With the default config (deferred_callchain_config__init()); the module
+ * reads no perf config itself: the tool hands it its settings
+ * (call-graph.defer-*, read into callchain_param by perf_callchain_config())
+ * with deferred_callchain__set_config().
+ */
 struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 						   const struct deferred_callchain_ops *ops,
 						   void *data);
 void deferred_callchain__delete(struct deferred_callchain *dc);
 
-/* Read the perf config keys callchain.defer-{window,queue,max-pending,memory}. */
-void deferred_callchain__read_config(struct deferred_callchain_config *config);
+/* The defaults above, events in time order. */
+void deferred_callchain_config__init(struct deferred_callchain_config *config);
 void deferred_callchain__set_config(struct deferred_callchain *dc,
 				    const struct deferred_callchain_config *config);
 /* Say whether events come in time order (see config.ordered). */
