@@ -14,28 +14,75 @@
 # fp,defer; top-upstream is /work/perf-upstream, when there: it refuses
 # that option, and gets defer from the config key call-graph.record-mode.
 #
+# The harsher workloads of issue #12, all --call-graph fp,defer:
+# storm-defer  -a over a fork/exec storm: STORM_ROUNDS (3) rounds of
+#              STORM_PROCS (40) dwork processes started at once by sh, a
+#              sample every 400 us of CPU (-a at 100 us: 12 MB a run);
+# dir-defer    --threads: NAME.data is a perf.data directory;
+# zstd-defer   -z: zstd-compressed records (NAME.zstd: the guest perf's
+#              build option line; the run is skipped when it has none);
+# pipe-defer   perf record -o - > NAME.data: a pipe stream in a file;
+# pidns-defer  dwork in a new pid namespace (busybox unshare -p -f;
+#              skipped, NAME.unshare saying why, when that fails);
+# many-defer   dwork threads -t 48: many threads on 2 CPUs.
+#
 # perf-test runs perf test on the shell tests in /work/shell (with
 # /work/bash as /bin/bash), from a directory where perf test finds them
 # (./tests/shell), into perf-test.log.
 
 W=/work
 S=${SECONDS_:-1}
-RUNS=${RUNS:-st-defer st-fp mt-defer mt-fp deep300-defer deep300-fp deep600-defer exit-defer two-defer sys-defer top-defer top-upstream perf-test}
+RUNS=${RUNS:-st-defer st-fp mt-defer mt-fp deep300-defer deep300-fp deep600-defer exit-defer two-defer sys-defer storm-defer dir-defer zstd-defer pipe-defer pidns-defer many-defer top-defer top-upstream perf-test}
 EV="-e cpu-clock -c 100000"
 
 # No throttling: TCG makes sampling slow, and the kernel would otherwise
 # lower the sample rate half-way through the runs.
 echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
 
+# finish NAME RC T0: the status line of a run that exited RC, started at
+# guest uptime T0.
+finish() {
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	echo "$1 $2 $3 $t1" >> status.txt
+	echo "$1: exit $2, $3..$t1 s"
+}
+
 rec() {
 	name=$1
 	shift
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	perf record -o "$name.data" "$@" > "$name.out" 2> "$name.err"
-	rc=$?
-	t1=$(cut -d' ' -f1 /proc/uptime)
-	echo "$name $rc $t0 $t1" >> status.txt
-	echo "$name: exit $rc, $t0..$t1 s"
+	finish $name $? $t0
+}
+
+# storm NAME ARGS...: perf record ARGS over a fork/exec storm: rounds of
+# processes started at once, each a dwork that lives S / 10 seconds.
+storm() {
+	cat > /tmp/storm.sh <<STORM
+r=0
+while [ \$r -lt ${STORM_ROUNDS:-3} ]; do
+	i=0
+	while [ \$i -lt ${STORM_PROCS:-40} ]; do
+		$W/dwork recurse -d \$((10 + i % 8)) -s $(awk "BEGIN { print $S / 10 }") &
+		i=\$((i + 1))
+	done
+	wait
+	r=\$((r + 1))
+done
+STORM
+	rec "$@" -- sh /tmp/storm.sh
+}
+
+# rec_pipe NAME ARGS...: like rec on dwork recurse -d 40, into a pipe:
+# perf record -o - writes the stream to its stdout (NAME.data), so
+# dwork's own stdout goes to NAME.out through sh.
+rec_pipe() {
+	name=$1
+	shift
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	perf record -o - "$@" -- sh -c "$W/dwork recurse -d 40 -s $S > $name.out" \
+		> "$name.data" 2> "$name.err"
+	finish $name $? $t0
 }
 
 # ptop NAME PERF ARGS...: perf top -p on dwork, refreshing every second,
@@ -95,6 +142,17 @@ for r in $RUNS; do
 	two-defer)	rec $r -e cpu-clock,task-clock -c 100000 --call-graph fp,defer -- \
 				$W/dwork recurse -d 40 -s $S ;;
 	sys-defer)	rec $r -a $EV --call-graph fp,defer -- $W/dwork recurse -d 40 -s $S ;;
+	storm-defer)	storm $r -a -e cpu-clock -c 400000 --call-graph fp,defer ;;
+	dir-defer)	rec $r --threads $EV --call-graph fp,defer -- \
+				$W/dwork threads -t 4 -d 10 -s $S ;;
+	zstd-defer)	perf version --build-options | grep -i zstd > $r.zstd
+			grep -q 'zstd: \[ on' $r.zstd || continue
+			rec $r -z $EV --call-graph fp,defer -- $W/dwork threads -t 4 -d 10 -s $S ;;
+	pipe-defer)	rec_pipe $r $EV --call-graph fp,defer ;;
+	pidns-defer)	unshare -p -f true 2> $r.unshare || continue
+			rec $r $EV --call-graph fp,defer -- \
+				unshare -p -f $W/dwork threads -t 4 -d 10 -s $S ;;
+	many-defer)	rec $r $EV --call-graph fp,defer -- $W/dwork threads -t 48 -d 10 -s $S ;;
 	top-defer)	ptop $r perf --call-graph fp,defer ;;
 	top-upstream)	[ -x $W/perf-upstream ] || continue
 			mkdir -p /tmp/upstream-home

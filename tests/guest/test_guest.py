@@ -23,14 +23,19 @@ import unittest
 
 import common
 import callchains as cc
+import rawchains as raw
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOADS = os.path.join(common.TOP, 'tests', 'workloads')
 RUNNER = os.path.join(common.TOP, 'scripts', 'guest', 'run.sh')
 CFLAGS = ['-O1', '-g', '-fno-omit-frame-pointer', '-mno-omit-leaf-frame-pointer',
           '-pthread']
+# The harsher workloads (record.sh): the recursion each has, and whether
+# it runs in threads (thread_main) or not (main).
+HARSH_RUNS = {'storm-defer': False, 'dir-defer': True, 'zstd-defer': True,
+              'pipe-defer': False, 'pidns-defer': True, 'many-defer': True}
 DEFER_RUNS = ['st-defer', 'mt-defer', 'deep300-defer', 'deep600-defer',
-              'exit-defer', 'two-defer', 'sys-defer']
+              'exit-defer', 'two-defer', 'sys-defer'] + list(HARSH_RUNS)
 # Kernel limit on user entries of one deferred record (on this kernel).
 DEFER_MAX = 510
 # Share of samples below the recursion allowed a wrong stack: a sample
@@ -81,6 +86,8 @@ class Checks:
         cls._samples = {}
         cls._stats = {}
         cls._cookies = {}
+        cls._dumps = {}
+        cls._verdicts = {}
 
     @classmethod
     def print_figures(cls):
@@ -123,6 +130,20 @@ class Checks:
         if name not in self._cookies:
             self._cookies[name] = cc.cookies(common.PERF, self.data(name))
         return self._cookies[name]
+
+    def dump(self, name):
+        """The raw truth of NAME: pristine perf's raw dump, parsed."""
+        if name not in self._dumps:
+            self._dumps[name] = raw.dump(common.PERF_UPSTREAM, self.data(name))
+        return self._dumps[name]
+
+    def verdict(self, name, perf):
+        """PERF's perf script of NAME against the raw truth."""
+        key = (name, perf)
+        if key not in self._verdicts:
+            self._verdicts[key] = raw.compare(self.dump(name), raw.stacks(
+                perf, self.data(name), cc.perf_env(self.bid)))
+        return self._verdicts[key]
 
     def depths(self, name):
         return cc.thread_depths(os.path.join(self.out, name + '.out'))
@@ -333,6 +354,103 @@ class Checks:
                 o, u, len(ours))
             self.assertGreaterEqual(o, u, name)
 
+    # every sample against the raw records
+
+    def test_every_sample_against_raw_records(self):
+        """Sample by sample, against the truth of the raw records (the
+        sample's kernel frames, then the user IPs of the record with its
+        tid and cookie): every sample whose record exists comes out of
+        perf script with exactly those user frames; the others with a
+        fallback walk or "[user stack lost]"; no cookie or marker as a
+        frame. Upstream's figures on the same file, for comparison.
+        Samples whose record came after their task's EXIT are counted
+        apart, see check_record_after_exit()."""
+        for name in self.runs(DEFER_RUNS):
+            with self.subTest(run=name):
+                d = self.dump(name)
+                ours = self.verdict(name, common.PERF)
+                up = self.verdict(name, common.PERF_UPSTREAM)
+                self.figures['%s: raw truth, ours' % name] = str(ours)
+                self.figures['%s: raw truth, upstream' % name] = (
+                    '%d exact, %d with a cookie as a frame' % (up.exact, up.cookie_frames))
+                self.assertEqual((d.malformed, d.conflicts), (0, 0), name)
+                self.assertGreater(ours.deferred, 0, name)
+                self.assertEqual(ours.bad(), 0, '%s: %s\n%s' % (name, ours,
+                                                               '\n'.join(ours.examples)))
+
+    def check_record_after_exit(self, names):
+        """A task's last record can come after its PERF_RECORD_EXIT (seen
+        48 us after it, for samples taken in do_exit() 300 ms earlier,
+        under a fork/exec storm): its samples must still be stitched."""
+        n = wrong = 0
+        for name in self.runs(names):
+            d = self.dump(name)
+            n += sum(d.after_exit(s) for s in d.samples)
+            wrong += self.verdict(name, common.PERF).after_exit
+        if not n:
+            self.skipTest('no record after its EXIT in %s' % ' '.join(names))
+        self.assertEqual(wrong, 0, '%d of %d samples whose record came after the '
+                         'EXIT shown without it' % (wrong, n))
+
+    # the harsher workloads (record.sh: storm-defer ... many-defer)
+
+    def test_harsh_recursion(self):
+        """Below its recursion, every sample of every dwork thread of the
+        harsher workloads has its whole stack (fork/exec storm under -a,
+        --threads directory, -z, pipe, pid namespace, 48 threads)."""
+        for name in self.runs(list(HARSH_RUNS)):
+            with self.subTest(run=name):
+                self.check_recursion(name, threads=HARSH_RUNS[name])
+
+    def test_harsh_many_tasks(self):
+        """The storm has its ~120 processes, many-defer its 48 threads."""
+        for name, want in (('storm-defer', 100), ('many-defer', 48)):
+            if os.path.exists(self.data(name)):
+                self.assertGreaterEqual(len(self.depths(name)), want, name)
+
+    def test_pipe_like_file(self):
+        """The pipe stream reads as the same data does in a file (perf
+        inject -i PIPE -o FILE): the same statistics in perf report
+        --stats, the same stacks in perf script, perf report reads it."""
+        self.need_runs('pipe-defer')
+        pipe = self.data('pipe-defer')
+        with open(pipe, 'rb') as f:
+            self.assertEqual(f.read(8), b'PERFILE2')
+        conv = os.path.join(self.tmp, 'pipe-defer.file.data')
+        common.run([common.PERF, 'inject', '-i', pipe, '-o', conv])
+        st_pipe, st_file = self.stats('pipe-defer'), cc.stats(common.PERF, conv)
+        self.assertTrue(st_pipe)
+        self.assertEqual(st_pipe, st_file)
+        env = cc.perf_env(self.bid)
+        a, b = raw.stacks(common.PERF, pipe, env), raw.stacks(common.PERF, conv, env)
+        self.assertEqual([(s.ns, s.tid, s.frames) for s in a],
+                         [(s.ns, s.tid, s.frames) for s in b])
+        rep = common.run([common.PERF] + env + ['report', '--stdio', '-i', pipe,
+                                                '--kallsyms', self.kallsyms]).stdout
+        self.assertIn('recurse', rep)
+        self.figures['pipe-defer: stats pipe = file'] = '%d samples, %d stitched, %d late' % (
+            st_pipe['deferred samples'], st_pipe['stitched'], st_pipe['stitched late'])
+
+    def test_harsh_report_views(self):
+        """perf report in every callchain order and mode on the harsher
+        workloads: no cookie shown as a frame, no kernel frame left
+        unresolved."""
+        for name in self.runs(list(HARSH_RUNS)):
+            cookies = self.dump(name).cookies()
+            for view in common.REPORT_VIEWS:
+                with self.subTest(run=name, view=' '.join(view)):
+                    body = common.run(
+                        [common.PERF] + cc.perf_env(self.bid) +
+                        ['report', '--stdio', '-i', self.data(name), '--kallsyms',
+                         self.kallsyms, '--percent-limit', '0', '--sort', 'dso,sym'] +
+                        view, timeout=300).stdout
+                    body = '\n'.join(ln for ln in body.splitlines() if not ln.startswith('#'))
+                    self.assertIn('recurse', body)
+                    shown = {int(h, 16) for h in re.findall(r'\b0x([0-9a-f]+)\b', body)}
+                    self.assertFalse(shown & cookies, 'cookies shown as frames')
+                    self.assertFalse(re.findall(r'\b(?:0x)?ffff[0-9a-f]{12}\b', body),
+                                     'kernel frames unresolved')
+
     # perf top (record.sh: top-defer, top-upstream)
 
     def top_file(self, name, ext):
@@ -425,8 +543,9 @@ class Guest(Checks, unittest.TestCase):
             # development: results of an earlier run (GUEST_KEEP)
             cls.out = os.environ['GUEST_REUSE']
         else:
-            # the top-* runs wait for perf top's screens: up to 2 x 150 s
-            boot(script, work, cls.out, timeout=630)
+            # the top-* runs wait for perf top's screens: up to 2 x 150 s;
+            # the harsher workloads take 1-2 minutes under TCG
+            boot(script, work, cls.out, timeout=900)
         cls.kallsyms = os.path.join(cls.out, 'guest-kallsyms')
         cls.bid = os.path.join(cls.tmp, 'buildid')
         common.run([common.PERF, '--buildid-dir', cls.bid, 'buildid-cache', '-a',

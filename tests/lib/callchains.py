@@ -17,7 +17,7 @@ LOST = '[user stack lost]'
 IN_RECURSION = {'work_loop', 'cheap_syscalls', 'long_read', 'user_spin',
                 'raw_syscall3', 'now', 'migrate'}
 
-_HEAD = re.compile(r'^(\S.*?)\s+(\d+)\s+(?:\[(\d+)\]\s+)?(\d+\.\d+):\s+(\S+):\s*$')
+_HEAD = re.compile(r'^(\S.*?)\s+(-?\d+)\s+(?:\[(\d+)\]\s+)?(\d+\.\d+):\s+(\S+):\s*$')
 _FRAME = re.compile(r'^\s+([0-9a-f]+) (.*) \((.*)\)$')
 
 

@@ -12,7 +12,7 @@
  *   dwork threads [-t THREADS] [-d DEPTH] [-s SECONDS]
  *	THREADS threads, thread i: thread_main -> recurse x (DEPTH + 3i + 1)
  *	-> work_loop, flipping its CPU affinity between CPU 0 and CPU 1
- *	every round so that it migrates all the time.
+ *	every round so that it migrates all the time; up to 64 threads.
  *   dwork exit [-t THREADS] [-d DEPTH] [-s SECONDS]
  *	waves of THREADS short-lived threads; each ends with a raw exit()
  *	right after a long read(), from the bottom of its recursion, and the
@@ -20,7 +20,8 @@
  *	in the exit paths never get a deferred user callchain.
  *
  * Each thread prints "thread INDEX TID DEPTH" (the number of recurse
- * frames it has is DEPTH + 1) so that a test can check every sample.
+ * frames it has is DEPTH + 1) so that a test can check every sample; TID
+ * is the one perf records, also inside a pid namespace (unshare -p).
  *
  * Syscalls are raw inline-asm syscalls and there is no libc call in the
  * measured loop, so that the frame-pointer chain is intact everywhere
@@ -38,7 +39,7 @@
 #include <unistd.h>
 
 #define noinline	__attribute__((noinline))
-#define MAX_THREADS	64
+#define MAX_THREADS	128
 #define BUF_SIZE	(1 << 20)
 
 enum mode { MODE_RECURSE, MODE_THREADS, MODE_EXIT };
@@ -130,9 +131,29 @@ static noinline void recurse(int idx, int d)
 	g_sink++;	/* no tail call */
 }
 
+/*
+ * The tid perf records is the one of the pid namespace perf runs in, not
+ * gettid() inside an unshared pid namespace: /proc/thread-self, read
+ * through a /proc mounted outside that namespace, names the former.
+ */
+static long global_tid(void)
+{
+	char link[64];
+	ssize_t n = readlink("/proc/thread-self", link, sizeof(link) - 1);
+	char *task;
+
+	if (n > 0) {
+		link[n] = '\0';
+		task = strstr(link, "/task/");
+		if (task)
+			return atol(task + 6);
+	}
+	return (long)syscall(SYS_gettid);
+}
+
 static void announce(int idx, int depth)
 {
-	printf("thread %d %ld %d\n", idx, (long)syscall(SYS_gettid), depth);
+	printf("thread %d %ld %d\n", idx, global_tid(), depth);
 	fflush(stdout);
 }
 
