@@ -41,6 +41,7 @@
 #include "map.h"
 #include "path.h"
 #include "sframe.h"
+#include "sframe-dso.h"
 #include "symbol.h"
 
 /* DWARF register numbers of x86_64's FP and RA, for .eh_frame rows. */
