@@ -2,8 +2,8 @@
 /*
  * SFrame decoder and walker tests on sections built in memory by
  * sframe-build.c: every version and every row of the ABI table, PCMASK
- * FDEs, malformed sections and why each is rejected, and walks of synthetic
- * stacks under each ABI.
+ * FDEs, malformed sections and why each is rejected, FDEs that do not start
+ * at their function, and walks of synthetic stacks under each ABI.
  */
 #include <errno.h>
 #include <string.h>
@@ -246,6 +246,67 @@ static int test__sframe_malformed(struct test_suite *test __maybe_unused,
 	return ret ? TEST_FAIL : TEST_OK;
 }
 
+/*
+ * FDEs moved off their function: valid sections, told apart only by the
+ * object's function symbols (the sample's PLT has none, as in a binary).
+ */
+static int test__sframe_functions(struct test_suite *test __maybe_unused,
+				  int subtest __maybe_unused)
+{
+	static const struct sframe_func funcs[] = {
+		{ .start = 0x0f00, .name = "crt" },	/* unsized, as crt code's */
+		{ .start = 0x1000, .size = 0x20, .name = "f0" },
+		{ .start = 0x1200, .size = 0x10, .name = "outermost" },
+	};
+	static const struct {
+		s32		move;	/* FDE 0's start */
+		bool		signal;
+		const char	*why;
+		size_t		func;
+	} cases[] = {
+		{ 0, false, NULL, 0 },
+		{ -0x10, false, "FDE takes in the start of a function not its own", 1 },
+		/*
+		 * 128 bytes back into the gap before its function, as the last
+		 * mutant bench/sframe/mutants.py found accepted: there it takes
+		 * in crt code, whose symbols have no size.
+		 */
+		{ -0x108, false, "FDE takes in the start of a function not its own", 0 },
+		{ -0x80, false, NULL, 0 },	/* no symbol there: not judged */
+		{ 4, false, "FDE starts inside a function", 1 },
+		/* a signal trampoline's FDE may start before its symbol */
+		{ -1, true, NULL, 0 },
+	};
+	u8 buf[1024];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		size_t size = build(buf, 3, true, SFRAME_ABI_AMD64_ENDIAN_LITTLE);
+		struct sframe_section sec;
+		const char *why;
+		size_t func;
+		s64 start;
+		u32 fde;
+
+		memcpy(&start, buf + FDE3(0, 0), sizeof(start));
+		start += cases[i].move;
+		memcpy(buf + FDE3(0, 0), &start, sizeof(start));
+		if (cases[i].signal)
+			buf[FRES3 + 2] |= 0x80;
+		TEST_ASSERT_VAL("decode", !sframe__decode(&sec, buf, size, SEC_ADDR));
+		why = sframe__check_functions(&sec, funcs, ARRAY_SIZE(funcs),
+					      &fde, &func);
+		pr_debug("FDE 0 moved by %d: %s\n", cases[i].move, why ?: "ok");
+		sframe__exit(&sec);
+		if (!cases[i].why) {
+			TEST_ASSERT_VAL("accepted", !why);
+			continue;
+		}
+		TEST_ASSERT_VAL(cases[i].why, why && !strcmp(why, cases[i].why));
+		TEST_ASSERT_VAL("which", fde == 0 && func == cases[i].func);
+	}
+	return TEST_OK;
+}
+
 struct one_section {
 	const struct sframe_section *sec;
 };
@@ -453,6 +514,7 @@ static int test__sframe_unwind_s390x(struct test_suite *test __maybe_unused,
 static struct test_case tests__sframe[] = {
 	TEST_CASE("Decode every version and ABI", sframe_versions),
 	TEST_CASE("Reject malformed sections", sframe_malformed),
+	TEST_CASE("FDEs start at their functions", sframe_functions),
 	TEST_CASE("Unwind a synthetic stack", sframe_unwind),
 	TEST_CASE("Unwind a synthetic AArch64 stack", sframe_unwind_aarch64),
 	TEST_CASE("Unwind a synthetic s390x stack", sframe_unwind_s390x),

@@ -12,8 +12,10 @@
 #include <linux/types.h>
 #include <stdio.h>
 
+struct Elf;
 struct dso;
 struct map;
+struct sframe_func;
 struct sframe_fre;
 struct sframe_section;
 
@@ -41,8 +43,23 @@ void sframe__dso_delete(struct dso *dso);
 int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre);
 
 /*
+ * The FUNC symbols of @elf's .symtab, else of its .dynsym (a stripped
+ * file), sorted by start, into @funcs (to free), for the check of
+ * sframe__check_functions() and the names of perf sframe dump.  Their
+ * names point into @elf.  Returns how many, or -ENOMEM.
+ */
+int sframe__elf_functions(struct Elf *elf, struct sframe_func **funcs);
+/*
+ * sframe__check_functions() of @sec against @elf's symbols: 0, or -EINVAL
+ * with why, the FDE and the function in @why.
+ */
+int sframe__check_elf_functions(const struct sframe_section *sec,
+				struct Elf *elf, char *why, size_t size);
+
+/*
  * The .sframe sections of the DSOs unwound through that were rejected:
- * invalid, or unreadable (past the end of the file,
+ * invalid (the decoder's reason, or FDEs that do not start at the
+ * functions of the symbol table), or unreadable (past the end of the file,
  * empty); and their "path: reason" lines for the stats block.
  */
 extern unsigned long sframe__nr_rejected;

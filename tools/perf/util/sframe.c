@@ -795,3 +795,44 @@ int sframe__get_fre(const struct sframe_section *sec, u32 fde_idx,
 		return -ENOENT;
 	return sframe__walk_fres(sec, &sec->fdes[fde_idx], fre_idx, 0, fre);
 }
+
+/* The first of @funcs starting after @addr. */
+static size_t sframe__func_after(const struct sframe_func *funcs, size_t nr,
+				 u64 addr)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (funcs[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const char *sframe__check_functions(const struct sframe_section *sec,
+				    const struct sframe_func *funcs, size_t nr,
+				    u32 *fde_idx, size_t *func_idx)
+{
+	for (u32 i = 0; i < sec->nr_fdes; i++) {
+		const struct sframe_fde *fde = &sec->fdes[i];
+		size_t j;
+
+		if (!fde->size || fde->signal)
+			continue;
+		*fde_idx = i;
+		j = sframe__func_after(funcs, nr, fde->start);
+		*func_idx = j;
+		if (j < nr && funcs[j].start - fde->start < fde->size)
+			return "FDE takes in the start of a function not its own";
+		/* Only a sized symbol says where its function ends. */
+		*func_idx = j - 1;
+		if (j && funcs[j - 1].start != fde->start &&
+		    fde->start - funcs[j - 1].start < funcs[j - 1].size)
+			return "FDE starts inside a function";
+	}
+	return NULL;
+}

@@ -28,6 +28,8 @@
  *    inside the section, FDEs sorted and disjoint, every FRE's size, no
  *    32/64-bit overflow.  On failure it returns a negative errno, leaves a
  *    reason in sec->err and nothing to free.  Lookups never check again.
+ *  - sframe__check_functions() is the one check that needs what the
+ *    section cannot say of itself: where the object's functions start.
  *  - sframe__decode() copies nothing: the caller's buffer must outlive @sec.
  *  - Addresses are ELF virtual addresses of the object the section belongs
  *    to, computed from @addr, the section's own address.
@@ -168,6 +170,29 @@ int sframe__find_fre(const struct sframe_section *sec, u64 pc,
 /* The @fre_idx-th row of FDE @fde_idx, to list a section. */
 int sframe__get_fre(const struct sframe_section *sec, u32 fde_idx,
 		    u32 fre_idx, struct sframe_fre *fre);
+
+/* A function of the object, from its symbol table. */
+struct sframe_func {
+	u64		start;		/* ELF vaddr */
+	u64		size;
+	const char	*name;
+	u32		shndx;		/* its section, for relocatable objects */
+};
+
+/*
+ * Whether the FDEs start where the object's functions do: @funcs, its
+ * function symbols sorted by start (size 0: end not known), @nr of them.
+ * An FDE whose range takes in a function's start without starting there,
+ * or that starts inside a function, describes other code than its own (its
+ * start was moved): its rows would be applied at the wrong offsets, which
+ * no check of the section alone can see.  Signal frame FDEs may start before their
+ * symbol (unwinders look up PC - 1 there), and code no symbol covers (PLT,
+ * stripped objects) is not judged.  Returns NULL, or why the section is
+ * not to be used, with the FDE in @fde_idx and the function in @func_idx.
+ */
+const char *sframe__check_functions(const struct sframe_section *sec,
+				    const struct sframe_func *funcs, size_t nr,
+				    u32 *fde_idx, size_t *func_idx);
 
 /*
  * What each ABI is, in one table (sframe.c) that the decoder, the walker,
