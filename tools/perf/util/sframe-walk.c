@@ -8,6 +8,7 @@
 #include <byteswap.h>
 #include <endian.h>
 #include <string.h>
+#include <linux/compiler.h>
 #include <linux/types.h>
 
 #include "sframe.h"
@@ -95,10 +96,11 @@ static enum sframe_stop sframe__step_signal(const struct sframe_abi *abi,
 }
 
 /* The value @r recovers in frame @cur whose CFA is @cfa, into @val. */
-static enum sframe_stop sframe__recover(const struct sframe_abi *abi,
-					const struct sframe_stack *stack,
-					const struct sframe_frame *cur, u64 cfa,
-					const struct sframe_rule *r, u64 *val)
+/* Inlined: called twice a frame, the walk's hot path. */
+static __always_inline enum sframe_stop
+sframe__recover(const struct sframe_abi *abi, const struct sframe_stack *stack,
+		const struct sframe_frame *cur, u64 cfa,
+		const struct sframe_rule *r, u64 *val)
 {
 	switch (r->kind) {
 	case SFRAME_RULE_SAME:

@@ -171,7 +171,7 @@ static unsigned int fre_max_words(const struct sframe_section *sec, u8 fde_type)
 {
 	if (fde_type == SFRAME_FDE_TYPE_FLEX)
 		return 6;
-	return sframe__abi(sec->abi)->max_words;
+	return sec->abi_row->max_words;
 }
 
 static int sframe__fail(struct sframe_section *sec, const char *why)
@@ -201,7 +201,7 @@ static s64 cfa_offset(const struct sframe_abi *abi, s32 word)
 static const char *sframe__check_fres(const struct sframe_section *sec,
 				      const struct sframe_fde *fde, u64 *end)
 {
-	const struct sframe_abi *abi = sframe__abi(sec->abi);
+	const struct sframe_abi *abi = sec->abi_row;
 	unsigned int asz = fre_addr_size(fde->fre_type);
 	u64 off = fde->fre_off;
 	u64 prev = 0;
@@ -463,7 +463,7 @@ static const char *sframe__read_fde(struct sframe_section *sec, u32 i, u64 pos,
 		return "unknown FRE type";
 	if (fde->pc_type == SFRAME_PC_TYPE_MASK && !fde->rep_size)
 		return "PCMASK FDE with no block size";
-	if (fde->pauth_key && !sframe__abi(sec->abi)->pauth)
+	if (fde->pauth_key && !sec->abi_row->pauth)
 		return "PAuth key on an ABI without PAuth";
 
 	/*
@@ -532,6 +532,7 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 	why = sframe__check_header(sec, &h, &fde_size);
 	if (why)
 		return sframe__fail(sec, why);
+	sec->abi_row = sframe__abi(h.abi);
 
 	sec->fres = d + SFRAME_HDR_SIZE + h.fre_off;
 	sec->fre_len = h.fre_len;
@@ -661,7 +662,7 @@ static void sframe__interpret(const struct sframe_section *sec,
 			      const u8 *w, struct sframe_fre *fre)
 {
 	unsigned int n = fre_word_count(info), sz = fre_word_size(info);
-	const struct sframe_abi *abi = sframe__abi(sec->abi);
+	const struct sframe_abi *abi = sec->abi_row;
 	bool sp_based = info & 1;
 	unsigned int i;
 	s32 cfa_off;

@@ -47,6 +47,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct sframe_abi;
+
 #define SFRAME_MAGIC			0xdee2
 
 /* The byte layout: what the decoder reads and the tests' builder writes. */
@@ -150,6 +152,7 @@ struct sframe_section {
 	u8			version;
 	u8			flags;
 	u8			abi;
+	const struct sframe_abi	*abi_row;	/* sframe__abi(@abi) */
 	s8			fixed_fp;	/* as in the header */
 	s8			fixed_ra;
 	bool			swap;		/* other byte order than host */
