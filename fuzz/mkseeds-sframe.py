@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Cut seed inputs for fuzz/sframe-decode.c out of ELF files with .sframe.
+"""Seed inputs for fuzz/sframe-decode.c: cut out of ELF files with .sframe,
+and built by the target itself from util/sframe-build.c.
 
-    fuzz/mkseeds-sframe.py OUTDIR NAME=ELF [NAME=ELF...]
+    fuzz/mkseeds-sframe.py OUTDIR [NAME=ELF...]
 
 Each seed is what the target reads: the section's address, a PC inside
 `main` (or the first function symbol), an SP, all 8 bytes little-endian,
@@ -10,10 +11,20 @@ then the .sframe section's bytes.  The ELF files come from the corpus that
 tests/sframe/corpus.py builds (binutils 2.40, 2.44 and 2.47: SFrame v1, v2,
 v3), so the seeds cover every version the decoder reads, and from its cross
 corpus (AArch64 of both byte orders, s390x), for every ABI.
+
+Then the target (FUZZ_BIN, default build/bin/fuzz-sframe-decode; make fuzz)
+writes `built-abi<N>-v<V>`: the section perf test sframe reads, made by the
+same builder (util/sframe-build.c), in every version under every row of the
+ABI table, so that a row added there is in the seeds as in the tests.
 """
 import os
 import struct
+import subprocess
 import sys
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
+FUZZ_BIN = os.environ.get('FUZZ_BIN',
+                          os.path.join(TOP, 'build', 'bin', 'fuzz-sframe-decode'))
 
 SP = 0x7ffc_0000_1000
 
@@ -52,8 +63,19 @@ def read_elf(path):
     return sec, addr, funcs
 
 
+def built_seeds(outdir):
+    """The builder's seeds, written by the fuzz target (SFRAME_SEEDS)."""
+    if not os.access(FUZZ_BIN, os.X_OK):
+        raise SystemExit('%s: not built (make fuzz)' % FUZZ_BIN)
+    env = dict(os.environ, SFRAME_SEEDS=outdir)
+    subprocess.run([FUZZ_BIN], env=env, check=True)
+    for name in sorted(os.listdir(outdir)):
+        if name.startswith('built-'):
+            print('%s: %d bytes' % (name, os.path.getsize(os.path.join(outdir, name))))
+
+
 def main():
-    if len(sys.argv) < 3:
+    if len(sys.argv) < 2:
         raise SystemExit(__doc__)
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
@@ -65,6 +87,7 @@ def main():
         with open(os.path.join(outdir, name), 'wb') as f:
             f.write(hdr + sec)
         print('%s: %d bytes' % (name, len(hdr) + len(sec)))
+    built_seeds(outdir)
 
 
 if __name__ == '__main__':

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target for the SFrame decoder and unwinder (util/sframe.[ch]).
+ * libFuzzer target for the SFrame decoder (util/sframe.[ch]) and the
+ * walker above it (util/sframe-walk.[ch]).
  *
  * Input: 8 bytes of section address, 8 bytes of PC, 8 bytes of SP, then
  * the .sframe section.  A section sframe__decode() accepts must survive
@@ -12,15 +13,24 @@
  * covers it; the row found for a PC covers it; every row of a section that
  * decoded is readable, since sframe__decode() validated them all; rejected
  * sections say why; the unwinder fills at most what it is given and the
- * stack grows outwards except across a signal frame.
+ * stack grows outwards except across a signal frame (or stays, once, for
+ * a frame whose RA was still in its register).
+ *
+ * With SFRAME_SEEDS=DIR in the environment it writes instead the seeds
+ * fuzz/mkseeds-sframe.py adds to the corpus, and exits: the sample section
+ * of util/sframe-build.c (the one perf test sframe reads) in every version
+ * under every row of the ABI table.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/compiler.h>
 #include <linux/types.h>
 
 #include "util/sframe.h"
+#include "util/sframe-build.h"
+#include "util/sframe-walk.h"
 
 #define HDR	24
 
@@ -36,6 +46,49 @@ static int row(u64 pc, struct sframe_fre *fre, void *arg)
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);	/* libFuzzer calls both */
+
+/* The seeds: the input header (address, a PC in the first function, SP), then the section. */
+static int write_seeds(const char *dir)
+{
+	static const u8 versions[] = { 1, 2, 3 };
+	const struct sframe_abi *abi;
+	u64 hdr[3] = { 0x3000, 0x1006, 0x7000 };
+
+	for (unsigned int a = 0; (abi = sframe__abi_nth(a)) != NULL; a++) {
+		for (size_t v = 0; v < sizeof(versions); v++) {
+			struct sframe_build b;
+			char path[4096];
+			u8 buf[1024];
+			long size;
+			FILE *f;
+
+			sframe_build__sample(&b, versions[v], abi->id, versions[v] > 1, hdr[0]);
+			size = sframe_build__section(&b, buf, sizeof(buf));
+			snprintf(path, sizeof(path), "%s/built-abi%u-v%u", dir, abi->id,
+				 versions[v]);
+			f = fopen(path, "wb");
+			if (size < 0 || !f || fwrite(hdr, sizeof(hdr), 1, f) != 1 ||
+			    fwrite(buf, size, 1, f) != 1) {
+				fprintf(stderr, "%s: cannot write\n", path);
+				if (f)
+					fclose(f);
+				return 1;
+			}
+			fclose(f);
+		}
+	}
+	return 0;
+}
+
+int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
+{
+	const char *dir = getenv("SFRAME_SEEDS");
+
+	if (dir)
+		exit(write_seeds(dir));
+	return 0;
+}
 
 static void breach(const char *what, u64 a, u64 b)
 {
@@ -117,14 +170,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	frames[0].ip = pc;
 	frames[0].sp = sp;
 	frames[0].fp = sp + 16;
+	frames[0].ra = addr;	/* an RA register, for rows that leave it there */
+	frames[0].ra_known = true;
 	stack.sp = sp;
 	stack.data = copy;
 	stack.size = size - HDR;
-	n = sframe__unwind(frames, 16, &stack, row, &ua, &stop);
+	n = sframe_walk__unwind(sframe__abi(sec.abi), frames, 16, &stack, row,
+				&ua, &stop);
 	if (n < 1 || n > 16)
 		breach("frames filled", n, 16);
 	for (k = 1; k < n; k++) {
-		if (!frames[k].signal && frames[k].sp <= frames[k - 1].sp)
+		bool ra_reg = frames[k - 1].ra_known;
+
+		if (!frames[k].signal && (frames[k].sp < frames[k - 1].sp ||
+					  (frames[k].sp == frames[k - 1].sp && !ra_reg)))
 			breach("stack did not grow", frames[k - 1].sp, frames[k].sp);
 	}
 	sframe__exit(&sec);

@@ -80,7 +80,7 @@ def unwind_instructions(data, style, tmp):
     else:
         # The stacks SFrame hands to libdw count whole, lookups included:
         # their symbol lookups cannot be told from the style's own.
-        walk = cost.get('sframe__unwind', 0) + cost.get('libdw__get_entries', 0)
+        walk = cost.get('sframe_walk__unwind', 0) + cost.get('libdw__get_entries', 0)
     return total, walk
 
 
@@ -150,7 +150,7 @@ def main():
         'with `thread__find_symbol()` as it walks, SFrame with '
         '`map__find_symbol()` on the maps its walk found).',
         '',
-        'Walk: return address recovery alone: for SFrame `sframe__unwind()` '
+        'Walk: return address recovery alone: for SFrame `sframe_walk__unwind()` '
         '(row lookups included) plus every `libdw__get_entries()` call it '
         'makes for the frames it hands over (whole, symbol lookups included); '
         'for libdw `dwfl_getthread_frames()` less the `thread__find_symbol()` '

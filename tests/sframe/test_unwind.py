@@ -158,6 +158,48 @@ class Unwind(unittest.TestCase):
         r = common.run([common.PERF, 'report', '--stats', '-i', out])
         self.assertNotIn('SFrame unwinding', r.stdout)
 
+    def test_fde_moved_off_its_function_is_rejected(self):
+        """The last lying mutant of bench/sframe/mutants.py: an FDE start
+        moved 128 bytes back into the gap before its function.  The section
+        is still valid SFrame; only the symbol table tells, and perf rejects
+        it for that reason (perf sframe dump says so too)."""
+        src = os.path.join(self.dir, 'v3', 'pie')
+        sec, addr = corpus.section(src, self.tmp)
+        with open(sec, 'rb') as f:
+            data = bytearray(f.read())
+        nr, fde_off = struct.unpack_from('<I', data, 8)[0], struct.unpack_from('<I', data, 20)[0]
+        prev_end = 0
+        for i in range(nr):
+            pos = 28 + fde_off + i * 16    # v3 FDE: s64 PC-relative start, u32 size
+            rel, size = struct.unpack_from('<qI', data, pos)
+            start = addr + pos + rel
+            if start - 128 >= prev_end and i:
+                break
+            prev_end = start + size
+        else:
+            self.skipTest('no FDE with 128 bytes free before it')
+        struct.pack_into('<q', data, pos, rel - 128)
+        with open(sec + '.moved', 'wb') as f:
+            f.write(data)
+        d = os.path.join(self.tmp, 'moved')
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(os.path.join(self.dir, 'v3', 'libcorpus.so'), d)
+        exe = os.path.join(d, 'pie')
+        common.run(['objcopy', '--update-section', '.sframe=' + sec + '.moved', src, exe])
+        why = ('FDE takes in the start of a function not its own: function %d at %#x'
+               % (i, start - 128))
+        r = common.run([common.PERF, 'sframe', 'dump', '-s', exe])
+        self.assertIn('%s: .sframe not used for unwinding: %s' % (exe, why), r.stderr)
+        out = os.path.join(self.tmp, 'moved.data')
+        common.run([common.PERF, 'record', '-q', '-e', 'cpu-clock:u', '-F', '1000',
+                    '--call-graph', 'dwarf,16384', '-o', out, '--', exe, '150'])
+        r = common.run([common.PERF, 'script', '-i', out, '-F', 'tid,ip,sym,dso',
+                        '--unwind-style', 'sframe'])
+        self.assertIn('%s: invalid .sframe (%s' % (exe, why), r.stderr)
+        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        self.assertEqual(st['sections rejected'], 1, r.stderr)
+        self.assertEqual(chains(r.stdout), self.script(out, 'libdw'))
+
     def test_stats_block(self):
         """perf script prints the SFrame counters when SFrame unwound, and
         only then."""

@@ -22,6 +22,7 @@
 #include "builtin.h"
 #include "util/debug.h"
 #include "util/sframe.h"
+#include "util/sframe-dso.h"
 
 static bool summary_only;
 
@@ -37,13 +38,6 @@ static const struct option sframe_options[] = {
 };
 
 /* Function symbols by address, to name the FDEs. */
-struct dump_sym {
-	u64		addr;
-	u64		size;
-	const char	*name;
-	u16		shndx;
-};
-
 /*
  * In a relocatable object every code section starts at 0: an FDE is told
  * apart by the section its start address is relocated against.
@@ -56,62 +50,18 @@ struct dump_origin {
 };
 
 struct dump_syms {
-	struct dump_sym		*v;
+	struct sframe_func	*v;	/* sframe__elf_functions() */
 	size_t			n;
 	bool			rel;	/* ET_REL: match sections too */
 	struct dump_origin	*origins;
 	size_t			nr_origins;
 };
 
-static int dump_sym_cmp(const void *a, const void *b)
-{
-	const struct dump_sym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return 0;
-}
-
-/* The FUNC symbols of .symtab, else of .dynsym (a stripped file). */
 static void dump_syms__load(struct dump_syms *syms, Elf *elf)
 {
-	Elf_Scn *scn = NULL, *best = NULL;
-	GElf_Shdr sh, bsh = { .sh_entsize = 0 };
-	Elf_Data *data;
-	size_t n;
+	int n = sframe__elf_functions(elf, &syms->v);
 
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB ||
-		    (sh.sh_type == SHT_DYNSYM && !best)) {
-			best = scn;
-			bsh = sh;
-		}
-	}
-	if (!best || !bsh.sh_entsize)
-		return;
-	data = elf_getdata(best, NULL);
-	n = bsh.sh_size / bsh.sh_entsize;
-	syms->v = calloc(n, sizeof(*syms->v));
-	if (!data || !syms->v)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Sym sym;
-		const char *name;
-
-		if (!gelf_getsym(data, i, &sym) ||
-		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-			continue;
-		name = elf_strptr(elf, bsh.sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		syms->v[syms->n++] = (struct dump_sym){
-			.addr = sym.st_value, .size = sym.st_size, .name = name,
-			.shndx = sym.st_shndx,
-		};
-	}
-	qsort(syms->v, syms->n, sizeof(*syms->v), dump_sym_cmp);
+	syms->n = n > 0 ? n : 0;
 }
 
 /* The section of a relocatable object's FDE, or -1 if not known. */
@@ -138,13 +88,13 @@ static const char *dump_syms__name(const struct dump_syms *syms, u64 addr,
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (syms->v[mid].addr < addr)
+		if (syms->v[mid].start < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (; lo < syms->n && syms->v[lo].addr == addr; lo++) {
-		if (!syms->rel || shndx < 0 || syms->v[lo].shndx == shndx)
+	for (; lo < syms->n && syms->v[lo].start == addr; lo++) {
+		if (!syms->rel || shndx < 0 || syms->v[lo].shndx == (u32)shndx)
 			return syms->v[lo].name;
 	}
 	return NULL;
@@ -471,6 +421,7 @@ static void dump_coverage(Elf *elf, const struct sframe_section *sec,
 static int dump_file(const char *path)
 {
 	struct dump_syms syms = { .v = NULL };
+	char why[256];
 	struct sframe_section sec;
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -523,6 +474,9 @@ static int dump_file(const char *path)
 			pr_err("%s: invalid .sframe: %s\n", path, sec.err);
 			goto out;
 		}
+		/* What perf report would reject besides the format. */
+		if (!syms.rel && sframe__check_elf_functions(&sec, elf, why, sizeof(why)))
+			pr_warning("%s: .sframe not used for unwinding: %s\n", path, why);
 		dump_header(path, &sec);
 		if (!summary_only) {
 			dump_syms__load(&syms, elf);

@@ -25,6 +25,8 @@
 #include "maps.h"
 #include "sample.h"
 #include "sframe.h"
+#include "sframe-build.h"
+#include "unwind-sframe.h"
 #include "tests.h"
 #include "thread.h"
 #include "../../arch/x86/include/uapi/asm/perf_regs.h"
@@ -594,46 +596,22 @@ static int test__deferred_snapshot(struct test_suite *t __maybe_unused, int s __
 #define SF_PC(vaddr)	(SF_MAP + (vaddr))
 #define SF_SP		0x7ffd0000ULL
 
-static void sf_put32(u8 *p, u32 v)
+/* Two functions of one SP-based row each, CFA SP + 8 and SP + 16. */
+static size_t sf_section(u8 *buf, size_t size)
 {
-	memcpy(p, &v, sizeof(v));	/* the section is little endian */
-}
+	static const struct sframe_build_fre row8[] = { { .cfa = 8 } };
+	static const struct sframe_build_fre row16[] = { { .cfa = 16 } };
+	static const struct sframe_build_fde fdes[] = {
+		{ .start = 0x1000, .size = 0x20, .nr_fres = 1, .fres = row8 },
+		{ .start = 0x1020, .size = 0x20, .nr_fres = 1, .fres = row16 },
+	};
+	struct sframe_build b = {
+		.version = SFRAME_VERSION_2, .abi = SFRAME_ABI_AMD64_ENDIAN_LITTLE,
+		.addr = SF_SEC, .nr_fdes = ARRAY_SIZE(fdes), .fdes = fdes,
+	};
+	long n = sframe_build__section(&b, buf, size);
 
-static size_t sf_section(u8 *buf)
-{
-	static const struct {
-		u32	start;
-		u32	size;
-		s8	cfa;
-	} fn[] = { { 0x1000, 0x20, 8 }, { 0x1020, 0x20, 16 } };
-	const size_t nr = ARRAY_SIZE(fn), fres = 28 + nr * 20;
-	size_t i, off = 0;
-
-	memset(buf, 0, 128);
-	buf[0] = SFRAME_MAGIC & 0xff;
-	buf[1] = SFRAME_MAGIC >> 8;
-	buf[2] = SFRAME_VERSION_2;
-	buf[3] = SFRAME_F_FDE_SORTED;
-	buf[4] = SFRAME_ABI_AMD64_ENDIAN_LITTLE;
-	buf[6] = (u8)-8;			/* RA at CFA - 8 */
-	for (i = 0; i < nr; i++) {
-		u8 *fde = buf + 28 + i * 20;
-
-		sf_put32(fde, fn[i].start - SF_SEC);	/* from the section */
-		sf_put32(fde + 4, fn[i].size);
-		sf_put32(fde + 8, off);
-		sf_put32(fde + 12, 1);
-		fde[16] = SFRAME_FRE_TYPE_ADDR1;
-		buf[fres + off++] = 0;		/* row from the start */
-		buf[fres + off++] = 1 << 1 | 1;	/* one offset, CFA from SP */
-		buf[fres + off++] = fn[i].cfa;
-	}
-	sf_put32(buf + 8, nr);
-	sf_put32(buf + 12, nr);
-	sf_put32(buf + 16, off);
-	sf_put32(buf + 20, 0);
-	sf_put32(buf + 24, nr * 20);
-	return fres + off;
+	return n < 0 ? 0 : n;
 }
 
 static int sf_write_elf(char *path)
@@ -645,7 +623,7 @@ static int sf_write_elf(char *path)
 	Elf64_Shdr *sh;
 	Elf_Data *d;
 	static u8 sec[128];
-	size_t size = sf_section(sec);
+	size_t size = sf_section(sec, sizeof(sec));
 	Elf *elf;
 	int fd, ret = -1;
 

@@ -27,7 +27,8 @@
 #include "machine.h"
 #include "perf_regs.h"
 #include "sample.h"
-#include "sframe.h"
+#include "sframe-walk.h"
+#include "unwind-sframe.h"
 #include "thread.h"
 #include "../../arch/x86/include/uapi/asm/perf_regs.h"
 
@@ -308,7 +309,7 @@ static size_t dc__walk_snapshot(struct deferred_callchain *dc, struct perf_sampl
 	dc->chain[1 + pos] = ip;
 	st.data = (const u8 *)stack->data;
 	st.size = stack->size;
-	return 1 + sframe__fp_walk(&st, st.sp, bp, dc->chain + 2 + pos,
+	return 1 + sframe_walk__fp(&st, st.sp, bp, dc->chain + 2 + pos,
 				   DC_MAX_USER_FRAMES - 1, NULL, NULL);
 }
 

@@ -41,6 +41,7 @@
 #include "map.h"
 #include "path.h"
 #include "sframe.h"
+#include "sframe-dso.h"
 #include "symbol.h"
 
 /* DWARF register numbers of x86_64's FP and RA, for .eh_frame rows. */
@@ -197,16 +198,95 @@ static int sframe_dso__open(struct dso *dso, char *path, size_t size)
 	return sframe_dso__debuginfod(dso, path, size);
 }
 
+static int sframe_func__cmp(const void *a, const void *b)
+{
+	const struct sframe_func *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+int sframe__elf_functions(Elf *elf, struct sframe_func **funcs)
+{
+	Elf_Scn *scn = NULL, *best = NULL;
+	GElf_Shdr sh, bsh = { .sh_entsize = 0 };
+	struct sframe_func *v;
+	Elf_Data *data;
+	size_t n;
+	int nr = 0;
+
+	*funcs = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB ||
+		    (sh.sh_type == SHT_DYNSYM && !best)) {
+			best = scn;
+			bsh = sh;
+		}
+	}
+	if (!best || !bsh.sh_entsize)
+		return 0;
+	data = elf_getdata(best, NULL);
+	n = bsh.sh_size / bsh.sh_entsize;
+	if (!data || !n || n > INT_MAX)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(data, i, &sym) ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(elf, bsh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		v[nr++] = (struct sframe_func){
+			.start = sym.st_value, .size = sym.st_size, .name = name,
+			.shndx = sym.st_shndx,
+		};
+	}
+	qsort(v, nr, sizeof(*v), sframe_func__cmp);
+	*funcs = v;
+	return nr;
+}
+
+int sframe__check_elf_functions(const struct sframe_section *sec, Elf *elf,
+				char *why, size_t size)
+{
+	struct sframe_func *funcs;
+	const char *err;
+	int nr = sframe__elf_functions(elf, &funcs);
+	size_t f;
+	u32 i;
+
+	if (nr <= 0)
+		return 0;
+	err = sframe__check_functions(sec, funcs, nr, &i, &f);
+	if (err)
+		snprintf(why, size, "%s: function %u at %#" PRIx64 ", %s at %#" PRIx64,
+			 err, i, sec->fdes[i].start, funcs[f].name, funcs[f].start);
+	free(funcs);
+	return err ? -EINVAL : 0;
+}
+
 /*
  * What the decoder cannot see, from the file around the section: its ABI
  * is the file's machine; a linked object's FDEs are sorted (ld sorts them,
  * only relocatable objects are not); every function the section describes
- * lies in an executable segment.  A section whose bytes say otherwise (a
+ * lies in an executable segment and starts where its function symbol
+ * does (sframe__check_functions()).  A section whose bytes say otherwise (a
  * flag or an ABI byte flipped, a start made relative to the wrong base, a
- * size run past the code) would unwind through rows meant for other code.
+ * size run past the code, a start moved into the code before its function)
+ * would unwind through rows meant for other code.
  */
-static int sframe_dso__check(const struct sframe_dso *sd, const GElf_Ehdr *eh,
-			     char *why, size_t size)
+static int sframe_dso__check(const struct sframe_dso *sd, Elf *elf,
+			     const GElf_Ehdr *eh, char *why, size_t size)
 {
 	const struct sframe_abi *abi = sframe__abi(sd->sec.abi);
 
@@ -238,7 +318,7 @@ static int sframe_dso__check(const struct sframe_dso *sd, const GElf_Ehdr *eh,
 			return -EINVAL;
 		}
 	}
-	return 0;
+	return sframe__check_elf_functions(&sd->sec, elf, why, size);
 }
 
 static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
@@ -248,7 +328,7 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 	struct stat st;
 	GElf_Ehdr eh;
 	u64 file_size;
-	char why[128];
+	char why[256];
 	Elf_Scn *scn = NULL;
 	Elf *elf;
 	int fd, err;
@@ -315,7 +395,7 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 			break;
 		memcpy(sd->buf, data->d_buf, data->d_size);
 		err = sframe__decode(&sd->sec, sd->buf, data->d_size, sh.sh_addr);
-		if (!err && sframe_dso__check(sd, &eh, why, sizeof(why))) {
+		if (!err && sframe_dso__check(sd, elf, &eh, why, sizeof(why))) {
 			sframe__exit(&sd->sec);
 			sframe__add_rejected(path, why);
 			zfree(&sd->buf);

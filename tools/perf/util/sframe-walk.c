@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SFrame stack walker: sframe__unwind() and sframe__fp_walk(), see
- * sframe.h.  It walks a copied user stack with rows some lookup gives (the
- * decoder's, or .eh_frame's of SFrame's shape), knowing nothing of DSOs or
- * files; the x86_64 registers and signal frame only, for now.
+ * SFrame stack walker: see sframe-walk.h for the contract.  What differs
+ * between ABIs (registers, the caller's SP, where an RA not saved is, the
+ * signal frame) comes from their row in the table of sframe.c, not from
+ * code here.
  */
+#include <byteswap.h>
+#include <endian.h>
 #include <string.h>
+#include <linux/compiler.h>
 #include <linux/types.h>
 
 #include "sframe.h"
-
-/* DWARF register numbers of the registers the x86_64 rows name. */
-#define DW_X86_64_FP	6
-#define DW_X86_64_SP	7
+#include "sframe-walk.h"
 
 static bool stack_read(const struct sframe_stack *stack, u64 addr, u64 *val)
 {
@@ -23,18 +23,33 @@ static bool stack_read(const struct sframe_stack *stack, u64 addr, u64 *val)
 	return true;
 }
 
-static bool reg_value(const struct sframe_frame *f, u8 reg, u64 *val)
+/* A word of the stack, which is in the byte order of its ABI. */
+static bool abi_read(const struct sframe_abi *abi,
+		     const struct sframe_stack *stack, u64 addr, u64 *val)
 {
-	if (reg == DW_X86_64_SP)
+	if (!stack_read(stack, addr, val))
+		return false;
+	if (abi->big_endian != (__BYTE_ORDER == __BIG_ENDIAN))
+		*val = bswap_64(*val);
+	return true;
+}
+
+/* The registers the walker tracks: SP, FP and, where known, the RA's. */
+static bool reg_value(const struct sframe_abi *abi,
+		      const struct sframe_frame *f, u8 reg, u64 *val)
+{
+	if (reg == abi->sp)
 		*val = f->sp;
-	else if (reg == DW_X86_64_FP)
+	else if (reg == abi->fp)
 		*val = f->fp;
+	else if (abi->ra && reg == abi->ra && f->ra_known)
+		*val = f->ra;
 	else
 		return false;
 	return true;
 }
 
-int sframe__fp_walk(const struct sframe_stack *stack, u64 sp, u64 bp,
+int sframe_walk__fp(const struct sframe_stack *stack, u64 sp, u64 bp,
 		    u64 *ips, int max, bool (*is_code)(u64 ra, void *arg),
 		    void *arg)
 {
@@ -59,41 +74,48 @@ int sframe__fp_walk(const struct sframe_stack *stack, u64 sp, u64 bp,
 	return n;
 }
 
-/* x86_64 rt_sigframe: the restorer runs with SP at the ucontext. */
-#define X86_64_UC_MCONTEXT	40
-#define X86_64_SC_RBP		80
-#define X86_64_SC_RSP		120
-#define X86_64_SC_RIP		128
-
-static enum sframe_stop sframe__step_signal(const struct sframe_stack *stack,
+/*
+ * A signal trampoline: the interrupted frame's registers are in the
+ * signal frame at the trampoline's SP, where the ABI's row says.
+ */
+static enum sframe_stop sframe__step_signal(const struct sframe_abi *abi,
+					    const struct sframe_stack *stack,
 					    const struct sframe_frame *cur,
 					    struct sframe_frame *next)
 {
-	u64 sc = cur->sp + X86_64_UC_MCONTEXT;
-
-	if (!stack_read(stack, sc + X86_64_SC_RBP, &next->fp) ||
-	    !stack_read(stack, sc + X86_64_SC_RSP, &next->sp) ||
-	    !stack_read(stack, sc + X86_64_SC_RIP, &next->ip))
+	if (!abi->sig_ip)
+		return SFRAME_STOP_BAD;
+	if (!abi_read(abi, stack, cur->sp + abi->sig_fp, &next->fp) ||
+	    !abi_read(abi, stack, cur->sp + abi->sig_sp, &next->sp) ||
+	    !abi_read(abi, stack, cur->sp + abi->sig_ip, &next->ip))
 		return SFRAME_STOP_STACK;
+	next->ra_known = abi->sig_ra &&
+			 abi_read(abi, stack, cur->sp + abi->sig_ra, &next->ra);
 	next->signal = true;
 	return SFRAME_STOP_MAX;
 }
 
 /* The value @r recovers in frame @cur whose CFA is @cfa, into @val. */
-static enum sframe_stop sframe__recover(const struct sframe_stack *stack,
-					const struct sframe_frame *cur, u64 cfa,
-					const struct sframe_rule *r, u64 *val)
+/* Inlined: called twice a frame, the walk's hot path. */
+static __always_inline enum sframe_stop
+sframe__recover(const struct sframe_abi *abi, const struct sframe_stack *stack,
+		const struct sframe_frame *cur, u64 cfa,
+		const struct sframe_rule *r, u64 *val)
 {
 	switch (r->kind) {
+	case SFRAME_RULE_SAME:
+		/* Still in its register: known in the frames that saw it. */
+		return reg_value(abi, cur, r->reg, val) ? SFRAME_STOP_MAX :
+		       SFRAME_STOP_BAD;
 	case SFRAME_RULE_CFA:
-		return stack_read(stack, cfa + r->offset, val) ?
+		return abi_read(abi, stack, cfa + r->offset, val) ?
 		       SFRAME_STOP_MAX : SFRAME_STOP_STACK;
 	case SFRAME_RULE_REG:
 	case SFRAME_RULE_REG_DEREF:
-		if (!reg_value(cur, r->reg, val))
+		if (!reg_value(abi, cur, r->reg, val))
 			return SFRAME_STOP_BAD;
 		*val += r->offset;
-		if (r->kind == SFRAME_RULE_REG_DEREF && !stack_read(stack, *val, val))
+		if (r->kind == SFRAME_RULE_REG_DEREF && !abi_read(abi, stack, *val, val))
 			return SFRAME_STOP_STACK;
 		return SFRAME_STOP_MAX;
 	default:
@@ -101,7 +123,8 @@ static enum sframe_stop sframe__recover(const struct sframe_stack *stack,
 	}
 }
 
-static enum sframe_stop sframe__step(const struct sframe_stack *stack,
+static enum sframe_stop sframe__step(const struct sframe_abi *abi,
+				     const struct sframe_stack *stack,
 				     const struct sframe_fre *fre,
 				     const struct sframe_frame *cur,
 				     struct sframe_frame *next)
@@ -111,17 +134,17 @@ static enum sframe_stop sframe__step(const struct sframe_stack *stack,
 
 	if (fre->ra.kind == SFRAME_RULE_UNDEFINED)
 		return SFRAME_STOP_OUTERMOST;
-	if (!reg_value(cur, fre->cfa.reg, &cfa))
+	if (!reg_value(abi, cur, fre->cfa.reg, &cfa))
 		return SFRAME_STOP_BAD;
 	cfa += fre->cfa.offset;
 	if (fre->cfa.kind == SFRAME_RULE_REG_DEREF) {
-		if (!stack_read(stack, cfa, &cfa))
+		if (!abi_read(abi, stack, cfa, &cfa))
 			return SFRAME_STOP_STACK;
 	} else if (fre->cfa.kind != SFRAME_RULE_REG) {
 		return SFRAME_STOP_BAD;
 	}
 
-	ret = sframe__recover(stack, cur, cfa, &fre->ra, &next->ip);
+	ret = sframe__recover(abi, stack, cur, cfa, &fre->ra, &next->ip);
 	if (ret != SFRAME_STOP_MAX)
 		return ret;
 
@@ -133,24 +156,33 @@ static enum sframe_stop sframe__step(const struct sframe_stack *stack,
 	 */
 	if ((fre->fp.kind == SFRAME_RULE_CFA && cfa + fre->fp.offset >= cur->sp) ||
 	    fre->fp.kind == SFRAME_RULE_REG || fre->fp.kind == SFRAME_RULE_REG_DEREF) {
-		ret = sframe__recover(stack, cur, cfa, &fre->fp, &next->fp);
+		ret = sframe__recover(abi, stack, cur, cfa, &fre->fp, &next->fp);
 		if (ret != SFRAME_STOP_MAX)
 			return ret;
 	}
 
-	/* On x86_64 the caller's SP is the CFA. */
-	next->sp = cfa;
+	next->sp = cfa + abi->cfa_to_sp;
+	/* The caller's RA register was the callee's to clobber. */
+	next->ra_known = false;
 	next->signal = false;
-	if (next->sp <= cur->sp)
+	/*
+	 * The stack grows down: a caller's SP is above its callee's, but
+	 * for a callee whose RA is still in its register (an AArch64 or
+	 * s390x function at its entry), which pushed nothing.  That can
+	 * happen once, as the RA register is unknown in the caller.
+	 */
+	if (next->sp < cur->sp ||
+	    (next->sp == cur->sp && fre->ra.kind != SFRAME_RULE_SAME))
 		return SFRAME_STOP_BAD;
 	if (!next->ip)
 		return SFRAME_STOP_OUTERMOST;
 	return SFRAME_STOP_MAX;
 }
 
-int sframe__unwind(struct sframe_frame *frames, int max,
-		   const struct sframe_stack *stack, sframe_row_fn row,
-		   void *arg, enum sframe_stop *stop)
+int sframe_walk__unwind(const struct sframe_abi *abi,
+			struct sframe_frame *frames, int max,
+			const struct sframe_stack *stack, sframe_row_fn row,
+			void *arg, enum sframe_stop *stop)
 {
 	int n = 1;
 
@@ -175,9 +207,9 @@ int sframe__unwind(struct sframe_frame *frames, int max,
 		}
 		cur->sigtramp = fre.signal;
 		if (fre.signal)
-			s = sframe__step_signal(stack, cur, &frames[n]);
+			s = sframe__step_signal(abi, stack, cur, &frames[n]);
 		else
-			s = sframe__step(stack, &fre, cur, &frames[n]);
+			s = sframe__step(abi, stack, &fre, cur, &frames[n]);
 		/* .eh_frame rules we cannot follow: leave it to libdw. */
 		if (s == SFRAME_STOP_BAD && fre.cfi)
 			s = SFRAME_STOP_NO_SFRAME;

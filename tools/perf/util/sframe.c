@@ -18,13 +18,7 @@
 
 unsigned long sframe__nr_invalid;
 
-#define SFRAME_HDR_SIZE		28
-#define SFRAME_V1_FDE_SIZE	17
-#define SFRAME_V2_FDE_SIZE	20
-#define SFRAME_V3_FDE_SIZE	16
-#define SFRAME_V3_ATTR_SIZE	5
-
-/* DWARF register numbers of the registers the default FDEs name. */
+/* DWARF register numbers of the registers the ABIs' rows name. */
 #define DW_X86_64_FP	6
 #define DW_X86_64_SP	7
 #define DW_AARCH64_FP	29
@@ -35,11 +29,14 @@ unsigned long sframe__nr_invalid;
 #define DW_S390X_SP	15
 
 /*
- * s390x FREs store the CFA offset less 160 (the least it can be), divided
- * by 8, in default and flexible FDEs alike.
+ * Signal frames, as the kernel lays them out at the SP the sigreturn
+ * trampoline runs with.  x86_64 rt_sigframe: the return address slot, then
+ * the ucontext, its mcontext at 40: rbp at 80, rsp 120, rip 128.  AArch64
+ * rt_sigframe: siginfo (128), ucontext with its mcontext at 176: the fault
+ * address, then x0-x30 (x29 at 8 + 29 * 8), sp, pc.
  */
-#define S390X_CFA_ADJUST	160
-#define S390X_CFA_ALIGN		8
+#define X86_64_SIG_MCONTEXT	40
+#define AARCH64_SIG_REGS	(128 + 176 + 8)
 
 struct sframe_reader {
 	const u8	*p;
@@ -71,32 +68,59 @@ static u64 rd64(const u8 *p, bool swap)
 }
 
 /*
- * What the format says of each ABI, in one place: adding an ABI is a row
- * here (and its FRE layout in sframe__interpret()).
+ * What each ABI is, in one place (see struct sframe_abi): the FRE layout
+ * the decoder reads, the registers and signal frame the walker follows.
  */
+/* AArch64, in either byte order. */
+#define SFRAME_ABI_AARCH64						\
+	.elf_machine = EM_AARCH64, .pauth = true,			\
+	/* RA and FP saved as a frame record: CFA, RA, FP */		\
+	.max_words = 3, .ra_word = true, .cfa_scale = 1,		\
+	.sp = DW_AARCH64_SP, .fp = DW_AARCH64_FP,			\
+	/* the RA stays in LR until a frame record is made */		\
+	.ra = DW_AARCH64_LR,						\
+	.sig_ip = AARCH64_SIG_REGS + 32 * 8,				\
+	.sig_sp = AARCH64_SIG_REGS + 31 * 8,				\
+	.sig_fp = AARCH64_SIG_REGS + 29 * 8,				\
+	.sig_ra = AARCH64_SIG_REGS + 30 * 8
+
 static const struct sframe_abi sframe_abis[] = {
 	{
 		.id = SFRAME_ABI_AARCH64_ENDIAN_BIG, .name = "AARCH64 (big endian)",
-		.elf_machine = EM_AARCH64, .big_endian = true, .pauth = true,
-		.max_words = 3, .sp = DW_AARCH64_SP, .fp = DW_AARCH64_FP,
-		.ra = DW_AARCH64_LR,
+		.big_endian = true, SFRAME_ABI_AARCH64,
 	}, {
 		.id = SFRAME_ABI_AARCH64_ENDIAN_LITTLE, .name = "AARCH64 (little endian)",
-		.elf_machine = EM_AARCH64, .pauth = true,
-		.max_words = 3, .sp = DW_AARCH64_SP, .fp = DW_AARCH64_FP,
-		.ra = DW_AARCH64_LR,
+		SFRAME_ABI_AARCH64,
 	}, {
-		/* The call pushes the RA at CFA-8: the header says so. */
 		.id = SFRAME_ABI_AMD64_ENDIAN_LITTLE, .name = "AMD64 (little endian)",
-		.elf_machine = EM_X86_64, .fixed_ra = -8,
-		.max_words = 2, .sp = DW_X86_64_SP, .fp = DW_X86_64_FP,
+		.elf_machine = EM_X86_64,
+		/* the call pushes the RA at CFA-8: the header says so */
+		.fixed_ra = -8, .max_words = 2, .cfa_scale = 1,
+		.sp = DW_X86_64_SP, .fp = DW_X86_64_FP,
+		.sig_ip = X86_64_SIG_MCONTEXT + 128,
+		.sig_sp = X86_64_SIG_MCONTEXT + 120,
+		.sig_fp = X86_64_SIG_MCONTEXT + 80,
 	}, {
 		.id = SFRAME_ABI_S390X_ENDIAN_BIG, .name = "S390X (big endian)",
 		.elf_machine = EM_S390, .big_endian = true,
-		.max_words = 3, .sp = DW_S390X_SP, .fp = DW_S390X_FP,
-		.ra = DW_S390X_RA,
+		/*
+		 * CFA, RA, FP; a zero RA word pads an FP saved without the
+		 * RA; in v2 an odd word is a register number shifted by one.
+		 * The CFA offset is stored less 160, its least value, over 8.
+		 */
+		.max_words = 3, .ra_word = true, .ra_pad = true, .v2_regs = true,
+		.cfa_bias = 160, .cfa_scale = 8,
+		.sp = DW_S390X_SP, .fp = DW_S390X_FP, .ra = DW_S390X_RA,
+		/* the CFA is the caller's SP plus its 160-byte save area */
+		.cfa_to_sp = -160,
+		/* signal frames not described yet: walks stop there */
 	},
 };
+
+const struct sframe_abi *sframe__abi_nth(unsigned int i)
+{
+	return i < ARRAY_SIZE(sframe_abis) ? &sframe_abis[i] : NULL;
+}
 
 const struct sframe_abi *sframe__abi(u8 abi)
 {
@@ -147,7 +171,7 @@ static unsigned int fre_max_words(const struct sframe_section *sec, u8 fde_type)
 {
 	if (fde_type == SFRAME_FDE_TYPE_FLEX)
 		return 6;
-	return sframe__abi(sec->abi)->max_words;
+	return sec->abi_row->max_words;
 }
 
 static int sframe__fail(struct sframe_section *sec, const char *why)
@@ -167,20 +191,17 @@ static int fde_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* Whether an s390x CFA word, scaled back, fits the s32 of a rule. */
-static bool s390x_cfa_fits(const u8 *w, unsigned int size, unsigned int i,
-			   bool swap)
+/* The CFA offset a stored word means under @abi, in an s64: it may not fit. */
+static s64 cfa_offset(const struct sframe_abi *abi, s32 word)
 {
-	s64 off = (s64)fre_word(w, size, i, swap) * S390X_CFA_ALIGN +
-		  S390X_CFA_ADJUST;
-
-	return off >= INT32_MIN && off <= INT32_MAX;
+	return (s64)word * abi->cfa_scale + abi->cfa_bias;
 }
 
 /* Check every FRE of @fde lies inside the FRE sub-section and is sane. */
 static const char *sframe__check_fres(const struct sframe_section *sec,
 				      const struct sframe_fde *fde, u64 *end)
 {
+	const struct sframe_abi *abi = sec->abi_row;
 	unsigned int asz = fre_addr_size(fde->fre_type);
 	u64 off = fde->fre_off;
 	u64 prev = 0;
@@ -203,7 +224,7 @@ static const char *sframe__check_fres(const struct sframe_section *sec,
 		if (((info >> 5) & 3) == 3)
 			return "FRE data word size invalid";
 		/* Only AArch64 signs return addresses (PAuth). */
-		if ((info & 0x80) && !sframe__abi(sec->abi)->pauth)
+		if ((info & 0x80) && !abi->pauth)
 			return "FRE RA signed on an ABI without PAuth";
 		n = fre_word_count(info);
 		if (n > fre_max_words(sec, fde->fde_type))
@@ -212,9 +233,13 @@ static const char *sframe__check_fres(const struct sframe_section *sec,
 		off += asz + 1 + (u64)n * fre_word_size(info);
 		if (off > sec->fre_len)
 			return "FRE data words beyond the FRE sub-section";
-		if (sec->abi == SFRAME_ABI_S390X_ENDIAN_BIG && n > cfa &&
-		    !s390x_cfa_fits(w, fre_word_size(info), cfa, sec->swap))
-			return "s390x CFA offset out of range";
+		if (n > cfa) {
+			s64 cfa_off = cfa_offset(abi, fre_word(w, fre_word_size(info),
+							      cfa, sec->swap));
+
+			if (cfa_off < INT32_MIN || cfa_off > INT32_MAX)
+				return "CFA offset out of range";
+		}
 		if (i && start <= prev)
 			return "FRE start addresses not ascending";
 		/* binutils PR libsframe/33131: start == size is seen in the wild */
@@ -293,19 +318,6 @@ struct sframe_header {
 	u32	fde_off;	/* from the end of the header */
 	u32	fre_off;
 };
-
-/* Where the header's fields are, in every version. */
-#define SFRAME_HDR_VERSION	2
-#define SFRAME_HDR_FLAGS	3
-#define SFRAME_HDR_ABI		4
-#define SFRAME_HDR_FIXED_FP	5
-#define SFRAME_HDR_FIXED_RA	6
-#define SFRAME_HDR_AUXHDR_LEN	7
-#define SFRAME_HDR_NR_FDES	8
-#define SFRAME_HDR_NR_FRES	12
-#define SFRAME_HDR_FRE_LEN	16
-#define SFRAME_HDR_FDE_OFF	20
-#define SFRAME_HDR_FRE_OFF	24
 
 static void sframe__read_header(const u8 *d, bool swap, struct sframe_header *h)
 {
@@ -451,7 +463,7 @@ static const char *sframe__read_fde(struct sframe_section *sec, u32 i, u64 pos,
 		return "unknown FRE type";
 	if (fde->pc_type == SFRAME_PC_TYPE_MASK && !fde->rep_size)
 		return "PCMASK FDE with no block size";
-	if (fde->pauth_key && !sframe__abi(sec->abi)->pauth)
+	if (fde->pauth_key && !sec->abi_row->pauth)
 		return "PAuth key on an ABI without PAuth";
 
 	/*
@@ -520,6 +532,7 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 	why = sframe__check_header(sec, &h, &fde_size);
 	if (why)
 		return sframe__fail(sec, why);
+	sec->abi_row = sframe__abi(h.abi);
 
 	sec->fres = d + SFRAME_HDR_SIZE + h.fre_off;
 	sec->fre_len = h.fre_len;
@@ -617,13 +630,41 @@ static u32 fre_uword(const u8 *w, unsigned int size, unsigned int i, bool swap)
 	}
 }
 
+/*
+ * A default FDE's RA or FP word @v: a CFA offset, or in v2 where the ABI
+ * says so an odd word naming the register that holds it.
+ */
+static void sframe__word_rule(const struct sframe_section *sec,
+			      const struct sframe_abi *abi,
+			      struct sframe_rule *r, s32 v)
+{
+	if (abi->v2_regs && sec->version == SFRAME_VERSION_2 && (v & 1))
+		sframe__set_rule(r, SFRAME_RULE_REG, v >> 1, 0);
+	else
+		sframe__set_rule(r, SFRAME_RULE_CFA, 0, v);
+}
+
+/* The RA rule no data word gives: the header's fixed offset, or its register. */
+static void sframe__default_ra(const struct sframe_section *sec,
+			       const struct sframe_abi *abi,
+			       struct sframe_fre *fre)
+{
+	if (sec->fixed_ra) {
+		sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0, sec->fixed_ra);
+		fre->ra_fixed = true;
+	} else {
+		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, abi->ra, 0);
+	}
+}
+
 static void sframe__interpret(const struct sframe_section *sec,
 			      const struct sframe_fde *fde, u8 info,
 			      const u8 *w, struct sframe_fre *fre)
 {
 	unsigned int n = fre_word_count(info), sz = fre_word_size(info);
-	const struct sframe_abi *abi = sframe__abi(sec->abi);
+	const struct sframe_abi *abi = sec->abi_row;
 	bool sp_based = info & 1;
+	unsigned int i;
 	s32 cfa_off;
 
 	fre->info = info;
@@ -641,11 +682,9 @@ static void sframe__interpret(const struct sframe_section *sec,
 	}
 
 	if (fde->fde_type == SFRAME_FDE_TYPE_FLEX) {
-		unsigned int i = 2;
-
-		cfa_off = n > 1 ? fre_word(w, sz, 1, sec->swap) : 0;
-		if (sec->abi == SFRAME_ABI_S390X_ENDIAN_BIG)
-			cfa_off = (s64)cfa_off * S390X_CFA_ALIGN + S390X_CFA_ADJUST;
+		i = 2;
+		/* Decoding checked that the scaled offset fits. */
+		cfa_off = cfa_offset(abi, n > 1 ? fre_word(w, sz, 1, sec->swap) : 0);
 		sframe__flex_rule(&fre->cfa, fre_uword(w, sz, 0, sec->swap), cfa_off);
 		if (fre->cfa.kind == SFRAME_RULE_CFA)	/* CFA from itself? */
 			fre->cfa.kind = SFRAME_RULE_UNDEFINED;
@@ -655,12 +694,7 @@ static void sframe__interpret(const struct sframe_section *sec,
 					  n > i + 1 ? fre_word(w, sz, i + 1, sec->swap) : 0);
 			i += 2;
 		} else {
-			if (sec->fixed_ra) {
-				sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0, sec->fixed_ra);
-				fre->ra_fixed = true;
-			} else {
-				sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, 0, 0);
-			}
+			sframe__default_ra(sec, abi, fre);
 			i += 1;
 		}
 		if (n > i + 1)
@@ -669,65 +703,25 @@ static void sframe__interpret(const struct sframe_section *sec,
 		return;
 	}
 
-	cfa_off = fre_word(w, sz, 0, sec->swap);
-	if (sec->abi == SFRAME_ABI_S390X_ENDIAN_BIG)
-		cfa_off = (s64)cfa_off * S390X_CFA_ALIGN + S390X_CFA_ADJUST;
+	cfa_off = cfa_offset(abi, fre_word(w, sz, 0, sec->swap));
 	sframe__set_rule(&fre->cfa, SFRAME_RULE_REG, sp_based ? abi->sp : abi->fp,
 			 cfa_off);
 
-	switch (sec->abi) {
-	case SFRAME_ABI_AMD64_ENDIAN_LITTLE:
-		/*
-		 * The RA is always at CFA-8 (the header says so from v2 on)
-		 * and an FRE's second data word, if any, is the FP's offset.
-		 */
-		sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0,
-				 sec->fixed_ra ? sec->fixed_ra : -8);
-		fre->ra_fixed = true;
-		if (n > 1) {
-			sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0,
-					 fre_word(w, sz, 1, sec->swap));
-		} else if (sec->fixed_fp) {
-			sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0, sec->fixed_fp);
-			fre->fp_fixed = true;
-		}
-		break;
-	case SFRAME_ABI_S390X_ENDIAN_BIG: {
-		/*
-		 * RA then FP; a zero RA word pads an FP without RA.  v2 only:
-		 * an odd word is a DWARF register number shifted by one (v3
-		 * has flexible FDEs for that).
-		 */
-		s32 ra = n > 1 ? fre_word(w, sz, 1, sec->swap) : 0;
-		bool regs = sec->version == SFRAME_VERSION_2;
+	/* Then the RA's word, where the ABI has one, and the FP's. */
+	i = 1;
+	sframe__default_ra(sec, abi, fre);
+	if (abi->ra_word) {
+		s32 ra = n > i ? fre_word(w, sz, i, sec->swap) : 0;
 
-		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, abi->ra, 0);
-		if (regs && (ra & 1))
-			sframe__set_rule(&fre->ra, SFRAME_RULE_REG, ra >> 1, 0);
-		else if (ra)
-			sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0, ra);
-		if (n > 2) {
-			s32 f = fre_word(w, sz, 2, sec->swap);
-
-			if (regs && (f & 1))
-				sframe__set_rule(&fre->fp, SFRAME_RULE_REG, f >> 1, 0);
-			else
-				sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0, f);
-		}
-		break;
+		if (n > i && !(abi->ra_pad && !ra))
+			sframe__word_rule(sec, abi, &fre->ra, ra);
+		i++;
 	}
-	case SFRAME_ABI_AARCH64_ENDIAN_BIG:
-	case SFRAME_ABI_AARCH64_ENDIAN_LITTLE:
-	default:	/* no other ABI decodes */
-		/* AArch64: the RA stays in LR until a frame record is made. */
-		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, abi->ra, 0);
-		if (n > 1)
-			sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0,
-					 fre_word(w, sz, 1, sec->swap));
-		if (n > 2)
-			sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0,
-					 fre_word(w, sz, 2, sec->swap));
-		break;
+	if (n > i) {
+		sframe__word_rule(sec, abi, &fre->fp, fre_word(w, sz, i, sec->swap));
+	} else if (sec->fixed_fp) {
+		sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0, sec->fixed_fp);
+		fre->fp_fixed = true;
 	}
 }
 
@@ -801,4 +795,45 @@ int sframe__get_fre(const struct sframe_section *sec, u32 fde_idx,
 	if (fde_idx >= sec->nr_fdes)
 		return -ENOENT;
 	return sframe__walk_fres(sec, &sec->fdes[fde_idx], fre_idx, 0, fre);
+}
+
+/* The first of @funcs starting after @addr. */
+static size_t sframe__func_after(const struct sframe_func *funcs, size_t nr,
+				 u64 addr)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (funcs[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const char *sframe__check_functions(const struct sframe_section *sec,
+				    const struct sframe_func *funcs, size_t nr,
+				    u32 *fde_idx, size_t *func_idx)
+{
+	for (u32 i = 0; i < sec->nr_fdes; i++) {
+		const struct sframe_fde *fde = &sec->fdes[i];
+		size_t j;
+
+		if (!fde->size || fde->signal)
+			continue;
+		*fde_idx = i;
+		j = sframe__func_after(funcs, nr, fde->start);
+		*func_idx = j;
+		if (j < nr && funcs[j].start - fde->start < fde->size)
+			return "FDE takes in the start of a function not its own";
+		/* Only a sized symbol says where its function ends. */
+		*func_idx = j - 1;
+		if (j && funcs[j - 1].start != fde->start &&
+		    fde->start - funcs[j - 1].start < funcs[j - 1].size)
+			return "FDE starts inside a function";
+	}
+	return NULL;
 }

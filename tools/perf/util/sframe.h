@@ -3,7 +3,7 @@
 #define __PERF_SFRAME_H
 
 /*
- * SFrame (.sframe, PT_GNU_SFRAME) decoder and unwinder.
+ * SFrame (.sframe, PT_GNU_SFRAME) decoder: the format, and nothing of perf.
  *
  * An SFrame section says, per PC range, how to find the Canonical Frame
  * Address (CFA), the return address (RA) and the saved frame pointer (FP).
@@ -14,14 +14,22 @@
  * Versions read: 1 (binutils 2.40), 2 (2.41-2.44), 2 with
  * SFRAME_F_FDE_FUNC_START_PCREL (2.45) and 3 (2.46+: 64-bit start offsets,
  * FDE index separate from the FDE attributes that lead the FREs, flexible
- * FDEs, signal frame bit).  ABIs: AMD64, AArch64 (either endianness) and
- * s390x; the section is read in its own byte order.
+ * FDEs, signal frame bit).  ABIs: one row each in the table sframe__abi()
+ * reads; the section is read in its own byte order.
+ *
+ * The layers: this decoder, below the stack walker (sframe-walk.h: a
+ * copied stack and a row lookup, no files), below the unwinder
+ * (unwind-sframe.c: perf samples, threads, maps); beside them the per-DSO
+ * state that finds and keeps each DSO's section (sframe-dso.h).
  *
  * Contract:
- *  - sframe__decode() validates the whole section once: header, every offset
- *    and count inside the section, FDEs sorted, every FRE's size, no 32/64-bit
- *    overflow.  On failure it returns a negative errno, leaves a reason in
- *    sec->err and nothing to free.  Lookups never check the data again.
+ *  - sframe__decode() validates the whole section once, in stages (header,
+ *    each FDE with its FREs, all FREs together): every offset and count
+ *    inside the section, FDEs sorted and disjoint, every FRE's size, no
+ *    32/64-bit overflow.  On failure it returns a negative errno, leaves a
+ *    reason in sec->err and nothing to free.  Lookups never check again.
+ *  - sframe__check_functions() is the one check that needs what the
+ *    section cannot say of itself: where the object's functions start.
  *  - sframe__decode() copies nothing: the caller's buffer must outlive @sec.
  *  - Addresses are ELF virtual addresses of the object the section belongs
  *    to, computed from @addr, the section's own address.
@@ -29,8 +37,6 @@
  *    -ENOENT.  The row is already interpreted for the ABI: fixed offsets from
  *    the header, the ABI's implicit rules, s390x offset encodings, flexible
  *    FDE control words; callers see only struct sframe_rule.
- *  - sframe__unwind() walks a copied user stack with rows from a lookup
- *    callback, so that it can serve perf report and other callers.
  *
  * The format is described in binutils' libsframe/sframe.h; libsframe itself
  * is GPLv3+ and must not be linked into perf: this is an independent reader,
@@ -40,9 +46,28 @@
 #include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
+
+struct sframe_abi;
 
 #define SFRAME_MAGIC			0xdee2
+
+/* The byte layout: what the decoder reads and the tests' builder writes. */
+#define SFRAME_HDR_SIZE			28
+#define SFRAME_HDR_VERSION		2	/* offsets in the header */
+#define SFRAME_HDR_FLAGS		3
+#define SFRAME_HDR_ABI			4
+#define SFRAME_HDR_FIXED_FP		5
+#define SFRAME_HDR_FIXED_RA		6
+#define SFRAME_HDR_AUXHDR_LEN		7
+#define SFRAME_HDR_NR_FDES		8
+#define SFRAME_HDR_NR_FRES		12
+#define SFRAME_HDR_FRE_LEN		16
+#define SFRAME_HDR_FDE_OFF		20	/* from the end of the header */
+#define SFRAME_HDR_FRE_OFF		24
+#define SFRAME_V1_FDE_SIZE		17
+#define SFRAME_V2_FDE_SIZE		20
+#define SFRAME_V3_FDE_SIZE		16
+#define SFRAME_V3_ATTR_SIZE		5	/* before a v3 FDE's FREs */
 
 #define SFRAME_VERSION_1		1
 #define SFRAME_VERSION_2		2
@@ -127,6 +152,7 @@ struct sframe_section {
 	u8			version;
 	u8			flags;
 	u8			abi;
+	const struct sframe_abi	*abi_row;	/* sframe__abi(@abi) */
 	s8			fixed_fp;	/* as in the header */
 	s8			fixed_ra;
 	bool			swap;		/* other byte order than host */
@@ -148,162 +174,64 @@ int sframe__find_fre(const struct sframe_section *sec, u64 pc,
 int sframe__get_fre(const struct sframe_section *sec, u32 fde_idx,
 		    u32 fre_idx, struct sframe_fre *fre);
 
-/* What the format says of an ABI: one row per SFRAME_ABI_*. */
+/* A function of the object, from its symbol table. */
+struct sframe_func {
+	u64		start;		/* ELF vaddr */
+	u64		size;
+	const char	*name;
+	u32		shndx;		/* its section, for relocatable objects */
+};
+
+/*
+ * Whether the FDEs start where the object's functions do: @funcs, its
+ * function symbols sorted by start (size 0: end not known), @nr of them.
+ * An FDE whose range takes in a function's start without starting there,
+ * or that starts inside a function, describes other code than its own (its
+ * start was moved): its rows would be applied at the wrong offsets, which
+ * no check of the section alone can see.  Signal frame FDEs may start before their
+ * symbol (unwinders look up PC - 1 there), and code no symbol covers (PLT,
+ * stripped objects) is not judged.  Returns NULL, or why the section is
+ * not to be used, with the FDE in @fde_idx and the function in @func_idx.
+ */
+const char *sframe__check_functions(const struct sframe_section *sec,
+				    const struct sframe_func *funcs, size_t nr,
+				    u32 *fde_idx, size_t *func_idx);
+
+/*
+ * What each ABI is, in one table (sframe.c) that the decoder, the walker,
+ * the loader and perf sframe dump all read: adding an ABI is one row there
+ * plus its tests.  Register numbers are DWARF's.
+ */
 struct sframe_abi {
 	u8		id;		/* SFRAME_ABI_* */
 	const char	*name;
 	u16		elf_machine;	/* EM_* of its code */
 	bool		big_endian;
 	bool		pauth;		/* RAs may be signed (AArch64 PAuth) */
+	/* The FREs */
 	s8		fixed_ra;	/* the header's fixed RA offset; 0: none */
 	u8		max_words;	/* data words of a default FDE's FRE */
-	u8		sp, fp;		/* DWARF numbers of SP and FP */
+	bool		ra_word;	/* data words: CFA, RA, FP (else CFA, FP) */
+	bool		ra_pad;		/* a zero RA word pads: RA not saved */
+	bool		v2_regs;	/* v2: an odd RA/FP word is a register */
+	s16		cfa_bias;	/* stored CFA offset: (off - bias) / scale */
+	u8		cfa_scale;
+	/* The registers */
+	u8		sp, fp;		/* CFA base registers */
 	u8		ra;		/* where an RA not saved is (LR), or 0 */
+	s16		cfa_to_sp;	/* the caller's SP: CFA + this */
+	/*
+	 * A signal frame's saved IP, SP, FP and RA register, as offsets from
+	 * the SP its trampoline runs with; sig_ip 0: not described, a walk
+	 * stops there.
+	 */
+	u16		sig_ip, sig_sp, sig_fp, sig_ra;
 };
 
 /* The row of @abi, NULL if the format defines no such ABI. */
 const struct sframe_abi *sframe__abi(u8 abi);
 const char *sframe__abi_name(u8 abi);
-
-/* Unwinding a copied user stack (x86_64 for now). */
-
-struct sframe_frame {
-	u64	ip;	/* exact for frame 0, else the return address */
-	u64	sp;
-	u64	fp;
-	bool	signal;	/* interrupted by a signal: @ip is exact */
-	bool	sigtramp; /* a signal trampoline: @ip is exact too */
-	bool	cfi;	/* found with an .eh_frame row, not a .sframe one */
-};
-
-enum sframe_stop {
-	SFRAME_STOP_MAX,	/* @max frames filled */
-	SFRAME_STOP_OUTERMOST,	/* RA undefined or zero: the stack's end */
-	SFRAME_STOP_NO_SFRAME,	/* last frame's PC has no SFrame */
-	SFRAME_STOP_STACK,	/* needed memory beyond the snapshot */
-	SFRAME_STOP_BAD,	/* rule not usable or the stack did not grow */
-};
-
-/*
- * The row for @pc, a runtime address: 0, or -ENOENT when nothing covers
- * @pc.  Rows with ->cfi set may name registers the walker does not track;
- * it then stops as if there were no row.
- */
-typedef int (*sframe_row_fn)(u64 pc, struct sframe_fre *fre, void *arg);
-
-struct sframe_stack {
-	u64		sp;	/* address of data[0] */
-	const u8	*data;
-	u64		size;
-};
-
-/*
- * Fill @frames from @frames[0] (the sampled registers) outwards, at most
- * @max; return how many are filled and say why it stopped in @stop.  A frame
- * whose PC has no SFrame is still filled, with the SP and FP it had, so that
- * another unwinder can carry on from it.
- */
-int sframe__unwind(struct sframe_frame *frames, int max,
-		   const struct sframe_stack *stack, sframe_row_fn row,
-		   void *arg, enum sframe_stop *stop);
-
-/*
- * Follow the x86_64 frame pointer chain from @bp, in a frame whose SP is
- * @sp: at most @max return addresses into @ips, while each frame lies in
- * @stack above the last, holds a non-zero return address that @is_code
- * (if given) accepts, and links to one higher up the stack.  Returns how
- * many.
- */
-int sframe__fp_walk(const struct sframe_stack *stack, u64 sp, u64 bp,
-		    u64 *ips, int max, bool (*is_code)(u64 ra, void *arg),
-		    void *arg);
-
-struct dso;
-struct map;
-struct perf_sample;
-struct thread;
-
-/*
- * What the sframe styles and the deferred fallback did.  A sample's first
- * frame is its registers; each caller frame after it is counted once, by
- * what found it: a .sframe row, an .eh_frame row of SFrame's shape, libdw
- * (where SFrame handed the rest of a stack over, or the whole of one with
- * no .sframe row for its first frame) or frame pointers (after SFrame, in
- * a deferred snapshot).  So the frames shown are the samples plus these.
- */
-extern unsigned long sframe__nr_samples;	/* unwound by sframe styles */
-extern unsigned long sframe__nr_snapshots;	/* deferred, walked with SFrame */
-extern unsigned long sframe__nr_frames;		/* by .sframe rows */
-extern unsigned long sframe__nr_cfi_frames;	/* by .eh_frame rows */
-extern unsigned long sframe__nr_fallback_frames; /* by libdw */
-extern unsigned long sframe__nr_fp_frames;	/* by frame pointers */
-extern unsigned long sframe__nr_no_sframe;	/* samples: no .sframe row used */
-/* Samples whose walk ended before the stack's outermost frame. */
-extern unsigned long sframe__nr_stopped;
-
-/*
- * The "SFrame unwinding" block of perf report --stats and perf script: the
- * counters and every loaded dso whose section was rejected, with why.
- * Nothing when SFrame did nothing and rejected nothing.
- */
-bool sframe__stats_any(void);
-size_t sframe__fprintf_stats(FILE *fp);
-/* The same in one "# SFrame unwinding:" line, for perf report's header. */
-size_t sframe__fprintf_header(FILE *fp);
-
-struct machine;
-struct perf_sample;
-
-/*
- * perf report --stats, which resolves no callchains: with an sframe style
- * first in unwind.style (sframe__style_chosen()), unwind each sample with
- * the styles chosen only to count it, so that the block says what perf
- * report would do.
- */
-bool sframe__style_chosen(void);
-void sframe__count_sample(struct machine *machine, struct perf_sample *sample);
-/*
- * The .sframe sections of the DSOs unwound through that were rejected:
- * invalid, or unreadable (past the end of the file, empty); and their
- * "path: reason" lines for the block.
- */
-extern unsigned long sframe__nr_rejected;
-size_t sframe__fprintf_rejected(FILE *fp);
-
-/*
- * The user frames of @sample (x86_64 PERF_SAMPLE_REGS_USER with IP, SP and
- * BP, and PERF_SAMPLE_STACK_USER) of @thread, for a deferred sample whose
- * PERF_RECORD_CALLCHAIN_DEFERRED never came: SFrame rows, .eh_frame rows of
- * SFrame's shape where there is no .sframe, then frame pointers from the
- * first frame without either, while they look sane.  Fills @ips with at
- * most @max return addresses, the sampled IP first, as the kernel gives a
- * callchain; returns how many, 0 when no .sframe row was used (a plain
- * frame pointer walk does as well), or -ENOMEM.
- */
-int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
-			  u64 *ips, int max);
-
-/*
- * The decoded .sframe of @dso, loaded on first use and kept in the dso
- * until dso__delete() (NULL if it has none or it is invalid).  The file is
- * found as libdw's unwinder finds it: under --symfs, with the recording's
- * build ID; else in the build-id cache (perf archive); else debuginfod,
- * where configured; never a device file.  @bias receives what to
- * subtract from @pc, an address in @map, to get its ELF vaddr, if known
- * (then 0 is returned by dso__vaddr_bias()).
- */
-const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
-					 u64 pc, u64 *bias);
-int dso__vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias);
-/* Free what dso__sframe() keeps for @dso: dso__delete() calls it. */
-void sframe__dso_delete(struct dso *dso);
-
-/*
- * Where .sframe does not reach: @dso's .eh_frame row at ELF address @vaddr as an
- * SFrame row, if the rules have SFrame's shape (CFA a register plus an
- * offset; RA and FP saved at CFA offsets, unchanged or undefined).
- * -ENOENT otherwise, or without libdw.
- */
-int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre);
+/* Every row, for tests and dumps: @i from 0 until NULL. */
+const struct sframe_abi *sframe__abi_nth(unsigned int i);
 
 #endif /* __PERF_SFRAME_H */

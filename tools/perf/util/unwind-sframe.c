@@ -33,14 +33,17 @@
 #include "perf_regs.h"
 #include "sample.h"
 #include "sframe.h"
+#include "sframe-dso.h"
+#include "sframe-walk.h"
 #include "symbol.h"
 #include "symbol_conf.h"
 #include "thread.h"
 #include "unwind.h"
+#include "unwind-sframe.h"
 #include "util.h"
 #include "../../arch/x86/include/uapi/asm/perf_regs.h"
 
-/* See sframe.h. */
+/* See unwind-sframe.h. */
 unsigned long sframe__nr_samples;
 unsigned long sframe__nr_snapshots;
 unsigned long sframe__nr_frames;
@@ -445,7 +448,8 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 	stack.data = (const u8 *)data->user_stack.data;
 	stack.size = data->user_stack.size;
 
-	n = sframe__unwind(frames, max_stack, &stack, sframe_row, &la, &stop);
+	n = sframe_walk__unwind(sframe__abi(SFRAME_ABI_AMD64_ENDIAN_LITTLE), frames,
+				max_stack, &stack, sframe_row, &la, &stop);
 	/* sframe-only has nothing for it: let the next style try. */
 	if (stop == SFRAME_STOP_NO_SFRAME && n == 1 && !hybrid && !last) {
 		ret = 0;
@@ -562,7 +566,8 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	stack.data = (const u8 *)ustack->data;
 	stack.size = ustack->size;
 
-	n = sframe__unwind(f, max, &stack, sframe_row, &la, &stop);
+	n = sframe_walk__unwind(sframe__abi(SFRAME_ABI_AMD64_ENDIAN_LITTLE), f, max,
+				&stack, sframe_row, &la, &stop);
 	sframe_lookup__exit(&la);
 	/* No .sframe on the way: the caller's frame pointer walk is as good. */
 	if (!la.used)
@@ -595,7 +600,7 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	 * frame, as in any frame pointer walk.  A frame stopped in its
 	 * prologue shows its caller's caller next, likewise.
 	 */
-	n = sframe__fp_walk(&stack, f[n - 1].sp, f[n - 1].fp, ips + nr, max - nr,
+	n = sframe_walk__fp(&stack, f[n - 1].sp, f[n - 1].fp, ips + nr, max - nr,
 			    sframe__code_addr, thread);
 	sframe__nr_fp_frames += n;
 	if (!n)
