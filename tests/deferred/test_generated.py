@@ -747,10 +747,12 @@ class TestGenerated(Base):
         processed first, then the held EXIT of the old task removes the new
         thread: the old task's sample shows the new comm ("child2") and the
         new task's samples show ":101" (f0be685).  Upstream 7.2 gets this
-        file right.  Since 928aec7 a FORK delivers the queue up to the held
-        EXIT: the comms are right, but the reused tid's samples now come out
-        before the older sample of task 300 that was still waiting (time
-        order child1, child2, other instead of other, child1, child2)."""
+        file right.  Since 928aec7 a FORK delivered the queue up to the held
+        EXIT; now the EXIT is not held, and delivers the queue up to its
+        task's last sample: the comms are right, but the reused tid's
+        samples come out before the older sample of task 300 that was still
+        waiting (time order child1, child2, other instead of other, child1,
+        child2)."""
         w = pd.Writer([pd.Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
                                 defer=True)], nr_cpus=1)
         t = 10**6
