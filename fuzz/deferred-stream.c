@@ -34,9 +34,10 @@
  *   [7] see [6]
  *
  * Besides ASan/UBSan, the target checks what the stitcher promises: every
- * sample and EXIT it is given comes out exactly once, with a callchain
- * that can be read in full, and every deferred sample is counted once as
- * stitched, stitched late, fallen back or lost.
+ * sample it is given comes out exactly once, with a callchain that can be
+ * read in full, in time order none after its task's EXIT (which it passes
+ * back, as every event but samples and records), and every deferred sample
+ * is counted once as stitched, stitched late, fallen back or lost.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -65,6 +66,13 @@ struct fuzz_state {
 	u64		delivered;
 	u64		bad_records;
 	u64		sink;
+	u64		seq;		/* events given, as sample.file_offset */
+	bool		ordered;
+	struct {			/* the latest EXIT passed, by tid % 64 */
+		struct machine	*machine;
+		u64		seq;
+		u32		tid;
+	} exits[64];
 };
 
 static FILE *devnull;
@@ -76,17 +84,19 @@ static void fail(const char *what, int err)
 }
 
 static int deliver(struct deferred_callchain *dc __maybe_unused, union perf_event *event,
-		   struct perf_sample *sample, struct machine *machine __maybe_unused,
-		   void *data)
+		   struct perf_sample *sample, struct machine *machine, void *data)
 {
 	struct fuzz_state *st = data;
 	u64 i;
 
-	if (event->header.type != PERF_RECORD_SAMPLE &&
-	    event->header.type != PERF_RECORD_EXIT)
+	if (event->header.type != PERF_RECORD_SAMPLE)
 		fail("delivered an event that was never queued", event->header.type);
 	st->delivered++;
-	if (event->header.type == PERF_RECORD_SAMPLE && sample->callchain) {
+	if (st->ordered && st->exits[sample->tid % 64].seq > sample->file_offset &&
+	    st->exits[sample->tid % 64].tid == sample->tid &&
+	    st->exits[sample->tid % 64].machine == machine)
+		fail("sample delivered after its task's EXIT", (int)sample->tid);
+	if (sample->callchain) {
 		/* A tool walks the whole chain: every entry must be readable. */
 		for (i = 0; i < sample->callchain->nr; i++)
 			st->sink += sample->callchain->ips[i];
@@ -98,7 +108,6 @@ static int deliver(struct deferred_callchain *dc __maybe_unused, union perf_even
 
 static const struct deferred_callchain_ops ops = {
 	.sample	= deliver,
-	.exit	= deliver,
 };
 
 static struct machine *event_machine(struct fuzz_state *st, union perf_event *event)
@@ -176,15 +185,22 @@ static void process(struct fuzz_state *st, struct evsel *evsel,
 		goto out;
 	}
 	/* Every event goes in, as util/session.c hands them over. */
-	if (event->header.type == PERF_RECORD_SAMPLE || event->header.type == PERF_RECORD_EXIT)
+	if (event->header.type == PERF_RECORD_SAMPLE)
 		st->queued++;
+	sample.file_offset = ++st->seq;
 	ret = deferred_callchain__event(dc, event, &sample, machine);
 	if (ret < 0)
 		fail("stitcher failed", ret);
 	if (ret == DEFERRED_CALLCHAIN__PASS &&
-	    (event->header.type == PERF_RECORD_SAMPLE || event->header.type == PERF_RECORD_EXIT ||
+	    (event->header.type == PERF_RECORD_SAMPLE ||
 	     event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED))
 		fail("stitcher passed an event it must take", event->header.type);
+	if (ret == DEFERRED_CALLCHAIN__PASS && event->header.type == PERF_RECORD_EXIT) {
+		/* Delivered now: the tool would remove the thread. */
+		st->exits[event->fork.tid % 64].machine = machine;
+		st->exits[event->fork.tid % 64].seq = st->seq;
+		st->exits[event->fork.tid % 64].tid = event->fork.tid;
+	}
 out:
 	perf_sample__exit(&sample);
 }
@@ -233,6 +249,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* A small memory budget now and then, so that it evicts too. */
 	config.max_pending_bytes = s[6] & 1 ? (u64)s[7] * 256 : DEFERRED_CALLCHAIN_MAX_PENDING_BYTES;
 	config.ordered = !(s[0] & 4);
+	st.ordered = config.ordered;
 	deferred_callchain__set_config(dc, &config);
 
 	data += SETUP_SIZE;

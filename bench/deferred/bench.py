@@ -15,8 +15,16 @@ to read.
 Then the memory-bound case: 10% of the deferred records missing at 1000
 threads, peak RSS of perf report vs the floor file.
 
+With --callgrind, instruction counts instead of times (valgrind's
+callgrind; no hardware counters needed, and the same on a loaded machine):
+each file is generated at N and N/4 samples, and the cost per sample is the
+difference of the two runs' counts over the difference of their samples, so
+that start-up (kallsyms, symbol loading) cancels out.  A 1% difference is
+visible where CPU times on a shared machine move by 10%.
+
     bench/deferred/bench.py [--samples N] [--threads 1,10,...] [--reps R]
                             [--out DIR] [--markdown FILE]
+    bench/deferred/bench.py --callgrind [--samples 20000] [--threads ...]
 
 Not a test: nothing here asserts timings.
 """
@@ -130,6 +138,53 @@ def pct(a, b):
     return '%+.1f%%' % (100.0 * (a - b) / b) if b else 'n/a'
 
 
+def instructions(cmd):
+    """Instructions @cmd executes, counted by callgrind."""
+    r = subprocess.run(['valgrind', '--tool=callgrind', '--callgrind-out-file=/dev/null'] + cmd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in r.stderr.splitlines():
+        if 'Collected :' in line:
+            return int(line.split(':')[-1])
+    raise RuntimeError('no callgrind count for %s: %s' % (' '.join(cmd), r.stderr[-500:]))
+
+
+def bench_callgrind(args, out, cmds):
+    """Instructions per sample, deferred vs floor, ours and upstream.  The
+    stitching cost is the difference of the deferred and floor files'
+    counts (same samples, same start-up), over the samples; the floor's
+    own cost per sample comes from its file at N and N/4 samples, so that
+    start-up cancels out."""
+    small = args.samples // 4
+    out('Instructions per sample (callgrind): floor = (I(floor, %d samples) - I(floor, %d)) '
+        '/ %d; deferred = floor + (I(deferred) - I(floor)) / %d at %d samples' %
+        (args.samples, small, args.samples - small, args.samples, args.samples))
+    out()
+    out('| threads | command | ours deferred | ours floor | ours vs floor | upstream deferred '
+        '| upstream floor | upstream vs floor |')
+    out('|---:|---|---:|---:|---:|---:|---:|---:|')
+    for threads in [int(t) for t in args.threads.split(',') if t]:
+        if small < threads:
+            # Fewer samples than threads: the generator's files are not
+            # alike at N and N/4, and the difference means nothing.
+            out('| %d | (needs --samples >= %d) | | | | | | |' % (threads, 4 * threads))
+            continue
+        big, little = gen(args.out, threads, args.samples), gen(args.out, threads, small)
+        for cmd in cmds:
+            per = {('upstream', 'floor'): 0, ('upstream', 'deferred'): 0}
+            for who, perf in (('ours', args.perf), ('upstream', args.perf_upstream)):
+                if not perf:
+                    continue
+                floor = instructions(COMMANDS[cmd](perf, big[1]))
+                floor_small = instructions(COMMANDS[cmd](perf, little[1]))
+                deferred = instructions(COMMANDS[cmd](perf, big[0]))
+                per[(who, 'floor')] = (floor - floor_small) / (args.samples - small)
+                per[(who, 'deferred')] = per[(who, 'floor')] + (deferred - floor) / args.samples
+            out('| %d | %s | %.0f | %.0f | %s | %.0f | %.0f | %s |' %
+                (threads, cmd, per[('ours', 'deferred')], per[('ours', 'floor')],
+                 pct(per[('ours', 'deferred')], per[('ours', 'floor')]),
+                 per[('upstream', 'deferred')], per[('upstream', 'floor')],
+                 pct(per[('upstream', 'deferred')], per[('upstream', 'floor')])))
+            sys.stdout.flush()
 
 
 def main():
@@ -146,9 +201,12 @@ def main():
     ap.add_argument('--out', default=os.path.join(os.environ.get('TMPDIR', '/tmp'),
                                                   'perf-deferred-bench'))
     ap.add_argument('--perf', default=common.PERF)
-    ap.add_argument('--perf-upstream', default=common.PERF_UPSTREAM)
+    ap.add_argument('--perf-upstream', default=common.PERF_UPSTREAM,
+                    help="pristine perf ('': not measured, with --callgrind)")
     ap.add_argument('--markdown', help='also write the tables to this file')
     ap.add_argument('--no-memory', action='store_true')
+    ap.add_argument('--callgrind', action='store_true',
+                    help='count instructions per sample instead of timing')
     ap.add_argument('--timeout', type=int, default=TIMEOUT,
                     help='kill a run after this many seconds (wall)')
     args = ap.parse_args()
@@ -169,10 +227,15 @@ def main():
     out('Samples per file: %d; repetitions: perf script %d, perf report %d (medians); '
         'scenario: %s' % (args.samples, args.reps, args.report_reps, SCENARIO))
     out()
-    out('| threads | command | ours deferred CPU s | ours floor CPU s | ours vs floor '
-        '| upstream deferred CPU s | upstream floor CPU s | upstream vs floor '
-        '| ours wall s | upstream wall s | ours / upstream RSS MiB |')
-    out('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    if args.callgrind:
+        bench_callgrind(args, out, cmds)
+        args.threads = ''
+        args.no_memory = True
+    else:
+        out('| threads | command | ours deferred CPU s | ours floor CPU s | ours vs floor '
+            '| upstream deferred CPU s | upstream floor CPU s | upstream vs floor '
+            '| ours wall s | upstream wall s | ours / upstream RSS MiB |')
+        out('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for threads in [int(t) for t in args.threads.split(',') if t]:
         med = bench_threads(args, threads, cmds)
         for cmd in cmds:

@@ -75,10 +75,8 @@ static int collect(struct deferred_callchain *dc __maybe_unused, union perf_even
 	return 0;
 }
 
-/* Samples and held EXITs alike: the order they come out in is checked. */
 static const struct deferred_callchain_ops collect_ops = {
 	.sample	= collect,
-	.exit	= collect,
 };
 
 static u64 sample_type(bool snapshot)
@@ -137,6 +135,9 @@ static int feed(struct fixture *f, union perf_event *event)
 	ret = evsel__parse_sample(f->evsel, event, &sample);
 	if (!ret)
 		ret = deferred_callchain__event(f->dc, event, &sample, f->machine);
+	/* What it passes the caller delivers: checked in order with the samples. */
+	if (ret == DEFERRED_CALLCHAIN__PASS)
+		ret = collect(f->dc, event, &sample, f->machine, f);
 	perf_sample__exit(&sample);
 	return ret;
 }
@@ -231,7 +232,6 @@ static int task_exit(struct fixture *f, u32 tid, u64 time)
 	return task_event(f, PERF_RECORD_EXIT, tid, time);
 }
 
-/* A FORK passes through the stitcher: the caller delivers it. */
 static int task_fork(struct fixture *f, u32 tid, u64 time)
 {
 	return task_event(f, PERF_RECORD_FORK, tid, time);
@@ -353,16 +353,20 @@ static int test__deferred_exit(struct test_suite *t __maybe_unused, int s __mayb
 	struct fixture f;
 
 	CHECK(!fixture__init(&f, false, NULL));
-	CHECK(!sample(&f, 10, 1 * MS, 2, 0x900000001, NULL));
-	CHECK(!sample(&f, 11, 2 * MS, 2, 0xa00000001, NULL));
+	CHECK(!sample(&f, 11, 1 * MS, 2, 0xa00000001, NULL));
+	CHECK(!sample(&f, 10, 2 * MS, 2, 0x900000001, NULL));
 	CHECK(!task_exit(&f, 10, 3 * MS));
-	/* Tid 10 gets no record; the EXIT stays behind tid 11's sample. */
-	CHECK(f.nr_out == 1 && f.out[0].tid == 10 && lost(&f.out[0]));
+	/*
+	 * Tid 10 gets no record: its sample goes out, then its EXIT; tid
+	 * 11's, ahead of it, leaves the queue and waits on.
+	 */
+	CHECK(f.nr_out == 2 && f.out[0].tid == 10 && lost(&f.out[0]));
+	CHECK(f.out[1].type == PERF_RECORD_EXIT && f.out[1].tid == 10);
 	CHECK(!record(&f, 11, 4 * MS, 0xa00000001, 1));
 	CHECK(f.nr_out == 3);
-	CHECK(f.out[1].tid == 11 && stitched(&f.out[1], 1));
-	CHECK(f.out[2].type == PERF_RECORD_EXIT);
+	CHECK(f.out[2].tid == 11 && stitched(&f.out[2], 1));
 	CHECK(stats(&f)->exited == 1 && stats(&f)->lost == 1);
+	CHECK(stats(&f)->delivered_late == 1);
 	CHECK(!deferred_callchain__flush(f.dc));
 	fixture__exit(&f);
 	return TEST_OK;
@@ -376,16 +380,20 @@ static int test__deferred_tid_reuse(struct test_suite *t __maybe_unused, int s _
 	CHECK(!sample(&f, 30, 1 * MS, 2, 0xe00000001, NULL));
 	CHECK(!sample(&f, 10, 2 * MS, 0, 0xf00000001, NULL));
 	CHECK(!record(&f, 10, 3 * MS, 0xf00000001, 1));
-	CHECK(!task_exit(&f, 10, 4 * MS));
 	CHECK(f.nr_out == 0);
-	/* Tid 10 is forked again: its old EXIT goes out before that. */
-	CHECK(task_fork(&f, 10, 4 * MS + 1) == DEFERRED_CALLCHAIN__PASS);
-	CHECK(f.nr_out == 2 && f.out[0].tid == 10 && f.out[1].type == PERF_RECORD_EXIT);
-	CHECK(task_fork(&f, 10, 4 * MS + 2) == DEFERRED_CALLCHAIN__PASS);
-	CHECK(f.nr_out == 2);
-	CHECK(!record(&f, 30, 5 * MS, 0xe00000001, 2));
-	CHECK(f.nr_out == 3 && f.out[2].tid == 30 && stitched(&f.out[2], 2));
-	CHECK(stats(&f)->delivered_late == 1);
+	/* Its stitched sample, held behind tid 30's, goes out first. */
+	CHECK(!task_exit(&f, 10, 4 * MS));
+	CHECK(f.nr_out == 2 && f.out[0].tid == 10 && stitched(&f.out[0], 1));
+	CHECK(f.out[1].type == PERF_RECORD_EXIT);
+	/* Tid 10 is forked again: nothing of the old task is left. */
+	CHECK(!task_fork(&f, 10, 4 * MS + 1));
+	CHECK(f.nr_out == 3 && f.out[2].type == PERF_RECORD_FORK);
+	CHECK(!sample(&f, 10, 5 * MS, 1, 0x1000000001, NULL));
+	CHECK(!record(&f, 10, 6 * MS, 0x1000000001, 3));
+	CHECK(f.nr_out == 4 && f.out[3].tid == 10 && stitched(&f.out[3], 3));
+	CHECK(!record(&f, 30, 7 * MS, 0xe00000001, 2));
+	CHECK(f.nr_out == 5 && f.out[4].tid == 30 && stitched(&f.out[4], 2));
+	CHECK(stats(&f)->delivered_late == 1 && stats(&f)->stitched == 3);
 	CHECK(!deferred_callchain__flush(f.dc));
 	fixture__exit(&f);
 	return TEST_OK;
@@ -809,7 +817,7 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("Drop duplicate and stale records", deferred_duplicate),
 	TEST_CASE("Release samples whose record is lost", deferred_lost),
 	TEST_CASE("Release samples of an exiting task", deferred_exit),
-	TEST_CASE("Held EXIT goes out before its tid is reused", deferred_tid_reuse),
+	TEST_CASE("Samples go out before their EXIT; a reused tid", deferred_tid_reuse),
 	TEST_CASE("Reorder window and late delivery", deferred_window),
 	TEST_CASE("A record lives until evidence ends it", deferred_record_life),
 	TEST_CASE("One damaged time does not move the clock", deferred_clock),

@@ -9,6 +9,8 @@
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/err.h>
@@ -73,17 +75,18 @@ struct dc_task {
 
 struct dc_entry {
 	struct list_head	queue_node;	/* dc->queue; empty once expired */
-	struct list_head	wait_node;	/* dc->waiting, or dc->exits */
+	struct list_head	wait_node;	/* dc->waiting while DC_WAITING */
 	struct list_head	task_node;	/* task->pending while DC_WAITING */
 	struct dc_record	*rec;
 	struct machine		*machine;
 	u64			time;
 	u64			cookie;
-	u64			file_offset;
-	int			tid;		/* of a held EXIT */
+	int			tid;
 	u32			size;		/* bytes, with the event copy */
 	enum dc_state		state;
 	bool			exited;
+	/* As the caller parsed it, pointing into ->event: parsed once. */
+	struct perf_sample	sample;
 	u64			event[];	/* copy of the sample event */
 };
 
@@ -94,10 +97,10 @@ struct deferred_callchain {
 	struct deferred_callchain_config config;
 	struct deferred_callchain_stats	stats;
 	struct hashmap			*tasks;		/* key: machine pid, tid */
+	struct dc_task			*last_task;	/* the last one found */
 	struct list_head		queue;		/* held for order, oldest first */
 	struct list_head		waiting;	/* DC_WAITING, oldest first */
 	struct list_head		recent;		/* tasks with ->recs, oldest first */
-	struct list_head		exits;		/* EXITs held in the queue */
 	u64				nr_queued;
 	u64				nr_waiting;
 	u64				waiting_bytes;	/* of the DC_WAITING entries */
@@ -147,7 +150,6 @@ struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 	INIT_LIST_HEAD(&dc->queue);
 	INIT_LIST_HEAD(&dc->waiting);
 	INIT_LIST_HEAD(&dc->recent);
-	INIT_LIST_HEAD(&dc->exits);
 	deferred_callchain_config__init(&dc->config);
 	return dc;
 }
@@ -193,10 +195,15 @@ static struct dc_task *dc_task__find(struct deferred_callchain *dc,
 				     struct machine *machine, int tid, bool create)
 {
 	long key = dc_task_key(machine, tid);
-	struct dc_task *task;
+	struct dc_task *task = dc->last_task;
 
-	if (hashmap__find(dc->tasks, key, &task))
+	/* A kernel entry's samples and its record mostly come together. */
+	if (task && task->key == key)
 		return task;
+	if (hashmap__find(dc->tasks, key, &task)) {
+		dc->last_task = task;
+		return task;
+	}
 	if (!create)
 		return NULL;
 	task = zalloc(sizeof(*task));
@@ -209,6 +216,7 @@ static struct dc_task *dc_task__find(struct deferred_callchain *dc,
 		free(task);
 		return NULL;
 	}
+	dc->last_task = task;
 	return task;
 }
 
@@ -317,25 +325,25 @@ static size_t dc__walk_snapshot(struct deferred_callchain *dc, struct perf_sampl
  * Walk the snapshot with SFrame (util/unwind-sframe.c): a binary built with
  * -fomit-frame-pointer and --gsframe gets its whole user stack, where frame
  * pointers alone stop at the first function without one.  It needs the
- * task's maps: they are those of delivery time, which the held EXIT keeps
- * alive; a sample delivered out of order sees the maps of the samples
- * around it, as with any late event.  Returns the number of user frames
+ * task's maps: they are those of delivery time, before the task's EXIT
+ * (dc__task_exit() delivers its samples first); a sample delivered out of
+ * order sees the maps of the samples around it, as with any late event.  Returns the number of user frames
  * written after @pos, 0 when no .sframe applies.
  */
-static size_t dc__walk_sframe(struct deferred_callchain *dc, struct dc_entry *e,
+static size_t dc__walk_sframe(struct deferred_callchain *dc, struct machine *machine,
 			      struct perf_sample *sample, size_t pos)
 {
 	struct thread *thread;
 	int n;
 
-	if (!e->machine || !sample->user_regs || !sample->user_regs->regs ||
+	if (!machine || !sample->user_regs || !sample->user_regs->regs ||
 	    !sample->user_stack.size || !sample->evsel || sample->tid == (u32)-1)
 		return 0;
 	if (perf_env__e_machine(evsel__env(sample->evsel), NULL) != EM_X86_64)
 		return 0;
 	if (dc__chain_reserve(dc, pos + DC_MAX_USER_FRAMES + 1))
 		return 0;
-	thread = machine__find_thread(e->machine, sample->pid, sample->tid);
+	thread = machine__find_thread(machine, sample->pid, sample->tid);
 	if (!thread)
 		return 0;
 	n = sframe__walk_snapshot(thread, sample, dc->chain + 1 + pos,
@@ -345,27 +353,29 @@ static size_t dc__walk_sframe(struct deferred_callchain *dc, struct dc_entry *e,
 }
 
 /*
- * Build the callchain @e leaves with: the sample's own entries up to the
- * PERF_CONTEXT_USER_DEFERRED marker, then the user frames.
+ * Build the callchain @sample leaves with: its own entries up to the
+ * PERF_CONTEXT_USER_DEFERRED marker, then the user frames: @rec's when
+ * DC_STITCHED, else a walk of the snapshot or a bare marker.
  */
-static int dc__build_chain(struct deferred_callchain *dc, struct dc_entry *e,
+static int dc__build_chain(struct deferred_callchain *dc, enum dc_state state,
+			   struct dc_record *rec, struct machine *machine,
 			   struct perf_sample *sample)
 {
 	u64 nr_kernel = sample->callchain->nr - 2;
 	size_t pos = nr_kernel, n = 0;
 
-	if (dc__chain_reserve(dc, nr_kernel + 1 + (e->rec ? e->rec->nr : 0)))
+	if (dc__chain_reserve(dc, nr_kernel + 1 + (rec ? rec->nr : 0)))
 		return -ENOMEM;
 	memcpy(dc->chain + 1, sample->callchain->ips, nr_kernel * sizeof(u64));
 
-	if (e->state == DC_STITCHED) {
-		if (e->rec->nr) {
+	if (state == DC_STITCHED) {
+		if (rec->nr) {
 			dc->chain[1 + pos++] = PERF_CONTEXT_USER;
-			memcpy(dc->chain + 1 + pos, e->rec->ips, e->rec->nr * sizeof(u64));
-			pos += e->rec->nr;
+			memcpy(dc->chain + 1 + pos, rec->ips, rec->nr * sizeof(u64));
+			pos += rec->nr;
 		}
 	} else {
-		n = dc__walk_sframe(dc, e, sample, pos + 1);
+		n = dc__walk_sframe(dc, machine, sample, pos + 1);
 		if (n) {
 			dc->stats.fallback_sframe++;
 		} else {
@@ -389,38 +399,32 @@ static int dc__build_chain(struct deferred_callchain *dc, struct dc_entry *e,
 	return 0;
 }
 
-static int dc_entry__deliver(struct deferred_callchain *dc, struct dc_entry *e)
+/* Hand @sample, parsed from @event, to ops->sample with its callchain complete. */
+static int dc__deliver(struct deferred_callchain *dc, union perf_event *event,
+		       struct perf_sample *sample, struct machine *machine,
+		       enum dc_state state, struct dc_record *rec)
 {
-	union perf_event *event = (union perf_event *)e->event;
-	struct perf_sample sample;
 	int ret;
 
-	perf_sample__init(&sample, /*all=*/true);
-	ret = evlist__parse_sample(dc->evlist, event, &sample);
-	if (ret) {
-		/* It parsed when queued: only memory can make this fail. */
-		pr_err("deferred callchain: failed to parse queued sample\n");
-		goto out;
-	}
-	sample.file_offset = e->file_offset;
-	if (!sample.evsel)
-		sample.evsel = evlist__id2evsel(dc->evlist, sample.id);
-	if (e->state != DC_READY) {
-		ret = dc__build_chain(dc, e, &sample);
+	if (!sample->evsel)
+		sample->evsel = evlist__id2evsel(dc->evlist, sample->id);
+	if (state != DC_READY) {
+		ret = dc__build_chain(dc, state, rec, machine, sample);
 		if (ret)
-			goto out;
+			return ret;
 	}
-	if (event->header.type == PERF_RECORD_EXIT)
-		ret = dc->ops.exit(dc, event, &sample, e->machine, dc->data);
-	else
-		ret = dc->ops.sample(dc, event, &sample, e->machine, dc->data);
-out:
-	perf_sample__exit(&sample);
-	return ret;
+	return dc->ops.sample(dc, event, sample, machine, dc->data);
+}
+
+static int dc_entry__deliver(struct deferred_callchain *dc, struct dc_entry *e)
+{
+	return dc__deliver(dc, (union perf_event *)e->event, &e->sample, e->machine,
+			   e->state, e->rec);
 }
 
 static void dc_entry__free(struct deferred_callchain *dc, struct dc_entry *e)
 {
+	perf_sample__exit(&e->sample);
 	list_del(&e->wait_node);
 	dc_record__put(dc, e->rec);
 	free(e);
@@ -538,105 +542,206 @@ static u64 dc__advance(struct deferred_callchain *dc, u64 time)
 
 static void dc_task__free(struct deferred_callchain *dc, struct dc_task *task)
 {
+	if (dc->last_task == task)
+		dc->last_task = NULL;
 	hashmap__delete(dc->tasks, task->key, NULL, NULL);
 	dc_task__drop_records(dc, task);
 	free(task);
 }
 
-/* An exiting task returns to user space no more: no record will come. */
+/*
+ * Deliver the queue up to and including @last; samples still waiting ahead
+ * of it are taken out, to be delivered late once their fate is known.
+ */
+static int dc__deliver_through(struct deferred_callchain *dc, struct dc_entry *last)
+{
+	bool done = false;
+	int ret = 0;
+
+	while (!done && !ret && !list_empty(&dc->queue)) {
+		struct dc_entry *e = list_first_entry(&dc->queue, struct dc_entry, queue_node);
+
+		done = e == last;
+		list_del_init(&e->queue_node);
+		dc->nr_queued--;
+		if (e->state == DC_WAITING)
+			continue;
+		ret = dc_entry__deliver(dc, e);
+		dc_entry__free(dc, e);
+	}
+	return ret;
+}
+
+/*
+ * A PERF_RECORD_EXIT, before the caller hands it to the tool (which removes
+ * the thread): the task's samples must be out by then, resolved against the
+ * thread they belong to.  In time order the EXIT also proves that its
+ * waiting samples get no record (an exiting task returns to user space no
+ * more; the kernel flushes a pending unwind before exit_mm, so the record,
+ * if any, came first): they fall back now.  Then the queue goes out up to
+ * the task's last sample; samples of other tasks ahead of it that still
+ * wait are taken out and delivered late, as the queue's bounds do.  (The
+ * EXIT is not held instead: every caller would have to deliver it when the
+ * module hands it back.  Delivering only the task's samples, ahead of the
+ * waiting ones, moved as many samples out of order on the real 7.2
+ * recordings.)  Without time order the record may still come after the
+ * EXIT, from another CPU's buffer: the task's waiting samples wait on, and
+ * are resolved without the thread, as any event delivered after its task's
+ * EXIT.
+ */
 static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine, int tid)
 {
 	struct dc_task *task = dc_task__find(dc, machine, tid, /*create=*/false);
-	struct dc_entry *e, *tmp;
+	struct dc_entry *e, *tmp, *last = NULL;
 	int ret;
 
-	if (!task)
-		return 0;
-	/*
-	 * In file order (no ordered_events) the record may still come after
-	 * the EXIT, from another CPU's buffer: then the samples wait on.
-	 */
-	list_for_each_entry_safe(e, tmp, &task->pending, task_node) {
-		e->exited = true;
-		if (dc->config.ordered) {
-			ret = dc__resolve(dc, e, NULL);
-			if (ret)
-				return ret;
+	if (task) {
+		list_for_each_entry_safe(e, tmp, &task->pending, task_node) {
+			e->exited = true;
+			if (dc->config.ordered) {
+				ret = dc__resolve(dc, e, NULL);
+				if (ret)
+					return ret;
+			}
+		}
+		if (dc->config.ordered)
+			dc_task__free(dc, task);
+	}
+	/* Newest first: a task about to exit was sampled recently. */
+	list_for_each_entry_reverse(e, &dc->queue, queue_node) {
+		if (e->tid == tid && e->machine == machine) {
+			last = e;
+			break;
 		}
 	}
-	if (dc->config.ordered)
-		dc_task__free(dc, task);
-	return 0;
+	return last ? dc__deliver_through(dc, last) : 0;
 }
 
+/*
+ * A SAMPLE whose fate is known when it comes (nothing deferred, or its
+ * record came first) and that nothing waits ahead of: delivered at once,
+ * from the caller's parsed sample: no copy, no second parse.  The caller's
+ * @sample is left as it was.
+ */
+static int dc__deliver_now(struct deferred_callchain *dc, union perf_event *event,
+			   struct perf_sample *sample, struct machine *machine,
+			   enum dc_state state, struct dc_record *rec)
+{
+	struct ip_callchain *callchain = sample->callchain;
+	bool deferred = sample->deferred_callchain;
+	int ret;
 
-/* A SAMPLE or an EXIT: into the reorder queue. */
+	ret = dc__deliver(dc, event, sample, machine, state, rec);
+	sample->callchain = callchain;
+	sample->callchain_stitched = false;
+	sample->deferred_callchain = deferred;
+	return ret ?: dc__drain(dc, false);
+}
+
+/* @ptr pointed into @from, now copied to @to: point into the copy. */
+static void *dc__rebase(const void *ptr, const union perf_event *from, union perf_event *to)
+{
+	uintptr_t p = (uintptr_t)ptr, start = (uintptr_t)from;
+
+	if (p < start || p >= start + from->header.size)
+		return (void *)ptr;
+	return (u8 *)to + (p - start);
+}
+
+/*
+ * Keep the caller's parsed @sample with the copy of @event: its pointers
+ * into the event now point into the copy, and the entry takes over its
+ * register dumps (the caller's perf_sample__exit() then frees nothing).
+ */
+static void dc_entry__take_sample(struct dc_entry *e, const union perf_event *event,
+				  struct perf_sample *sample)
+{
+	union perf_event *copy = (union perf_event *)e->event;
+	struct perf_sample *s = &e->sample;
+	const struct evsel *evsel = sample->evsel;
+
+	*s = *sample;
+	s->raw_data = dc__rebase(s->raw_data, event, copy);
+	s->callchain = dc__rebase(s->callchain, event, copy);
+	s->branch_stack = dc__rebase(s->branch_stack, event, copy);
+	s->branch_stack_cntr = dc__rebase(s->branch_stack_cntr, event, copy);
+	s->user_stack.data = dc__rebase(s->user_stack.data, event, copy);
+	s->aux_sample.data = dc__rebase(s->aux_sample.data, event, copy);
+	/* A union: without PERF_FORMAT_GROUP, one.id is where values is. */
+	if (evsel && (evsel->core.attr.read_format & PERF_FORMAT_GROUP))
+		s->read.group.values = dc__rebase(s->read.group.values, event, copy);
+	if (s->user_regs)
+		s->user_regs->regs = dc__rebase(s->user_regs->regs, event, copy);
+	if (s->intr_regs)
+		s->intr_regs->regs = dc__rebase(s->intr_regs->regs, event, copy);
+	sample->user_regs = NULL;
+	sample->intr_regs = NULL;
+}
+
+/* A SAMPLE: delivered now, or into the reorder queue. */
 static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 		     struct perf_sample *sample, struct machine *machine)
 {
-	struct dc_record *rec;
+	enum dc_state state = DC_READY;
+	struct dc_record *rec = NULL;
+	struct dc_task *task = NULL;
 	struct dc_entry *e;
-	struct dc_task *task;
 	int ret = 0;
-	u64 ts;
+	u64 ts, time;
 
 	ts = dc__advance(dc, sample->time);
-	e = malloc(sizeof(*e) + event->header.size);
-	if (!e)
-		return -ENOMEM;
-	memset(e, 0, sizeof(*e));
-	memcpy(e->event, event, event->header.size);
-	INIT_LIST_HEAD(&e->wait_node);
-	INIT_LIST_HEAD(&e->task_node);
-	e->machine = machine;
-	e->size = sizeof(*e) + event->header.size;
-	e->time = ts != (u64)-1 ? ts : dc->now;
-	e->file_offset = sample->file_offset;
-	e->state = DC_READY;
-
-	if (event->header.type == PERF_RECORD_EXIT) {
-		ret = dc__task_exit(dc, machine, event->fork.tid);
-		if (ret) {
-			free(e);
-			return ret;
-		}
-		e->tid = event->fork.tid;
-		list_add_tail(&e->wait_node, &dc->exits);
-	} else if (sample->deferred_callchain && sample->callchain &&
-		   sample->callchain->nr >= 2) {
+	time = ts != (u64)-1 ? ts : dc->now;
+	if (sample->deferred_callchain && sample->callchain && sample->callchain->nr >= 2) {
 		dc->stats.samples++;
-		e->cookie = sample->deferred_cookie;
 		task = dc_task__find(dc, machine, sample->tid, /*create=*/true);
-		if (!task) {
-			free(e);
+		if (!task)
 			return -ENOMEM;
-		}
-		rec = dc_task__find_record(task, e->cookie);
+		rec = dc_task__find_record(task, sample->deferred_cookie);
 		if (rec) {
 			/* Taken in the unwind path, after its own record. */
-			e->rec = dc_record__get(rec);
 			rec->used = true;
-			e->state = DC_STITCHED;
+			state = DC_STITCHED;
 			dc->stats.stitched_late++;
 		} else {
 			/*
 			 * A kernel entry after the latest record's: that
 			 * record's entry is over, its samples all came.
 			 */
-			if (task->have_last && e->time > task->last_time) {
+			if (task->have_last && time > task->last_time) {
 				task->superseded = true;
 				if (list_empty(&task->recent_node))
 					dc_task__drop_records(dc, task);
 			}
-			e->state = DC_WAITING;
-			list_add_tail(&e->task_node, &task->pending);
-			list_add_tail(&e->wait_node, &dc->waiting);
-			if (++dc->nr_waiting > dc->stats.max_pending)
-				dc->stats.max_pending = dc->nr_waiting;
-			dc->waiting_bytes += e->size;
-			if (dc->waiting_bytes > dc->stats.max_pending_bytes)
-				dc->stats.max_pending_bytes = dc->waiting_bytes;
+			state = DC_WAITING;
 		}
+	}
+	if (state != DC_WAITING && list_empty(&dc->queue))
+		return dc__deliver_now(dc, event, sample, machine, state, rec);
+
+	e = malloc(sizeof(*e) + event->header.size);
+	if (!e)
+		return -ENOMEM;
+	memset(e, 0, offsetof(struct dc_entry, sample));
+	memcpy(e->event, event, event->header.size);
+	dc_entry__take_sample(e, event, sample);
+	INIT_LIST_HEAD(&e->wait_node);
+	INIT_LIST_HEAD(&e->task_node);
+	e->machine = machine;
+	e->size = sizeof(*e) + event->header.size;
+	e->time = time;
+	e->tid = sample->tid;
+	e->cookie = sample->deferred_cookie;
+	e->state = state;
+	if (rec)
+		e->rec = dc_record__get(rec);
+	if (state == DC_WAITING) {
+		list_add_tail(&e->task_node, &task->pending);
+		list_add_tail(&e->wait_node, &dc->waiting);
+		if (++dc->nr_waiting > dc->stats.max_pending)
+			dc->stats.max_pending = dc->nr_waiting;
+		dc->waiting_bytes += e->size;
+		if (dc->waiting_bytes > dc->stats.max_pending_bytes)
+			dc->stats.max_pending_bytes = dc->waiting_bytes;
 	}
 	list_add_tail(&e->queue_node, &dc->queue);
 	if (++dc->nr_queued > dc->stats.max_queued)
@@ -740,42 +845,6 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 	return ret ?: dc__drain(dc, false);
 }
 
-/*
- * Before a PERF_RECORD_FORK of @tid reaches the tool: an EXIT of an earlier
- * task with the same tid that is still held must go out first, or it would
- * remove the new thread.
- */
-static int dc__new_task(struct deferred_callchain *dc, struct machine *machine, int tid)
-{
-	struct dc_entry *e, *exit = NULL;
-	bool done = false;
-	int ret = 0;
-
-	list_for_each_entry(e, &dc->exits, wait_node) {
-		if (e->tid == tid && e->machine == machine) {
-			exit = e;
-			break;
-		}
-	}
-	if (!exit)
-		return 0;
-	/*
-	 * The EXIT must remove the old thread, not the new one: deliver up to
-	 * it now, leaving samples that still wait to be delivered late.
-	 */
-	while (!done && !ret && !list_empty(&dc->queue)) {
-		e = list_first_entry(&dc->queue, struct dc_entry, queue_node);
-		list_del_init(&e->queue_node);
-		dc->nr_queued--;
-		if (e->state == DC_WAITING)
-			continue;
-		done = e == exit;
-		ret = dc_entry__deliver(dc, e);
-		dc_entry__free(dc, e);
-	}
-	return ret;
-}
-
 int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *event,
 			      struct perf_sample *sample, struct machine *machine)
 {
@@ -783,12 +852,11 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
 
 	switch (event->header.type) {
 	case PERF_RECORD_SAMPLE:
-	case PERF_RECORD_EXIT:
 		return dc__queue(dc, event, sample, machine);
 	case PERF_RECORD_CALLCHAIN_DEFERRED:
 		return dc__record(dc, sample, machine);
-	case PERF_RECORD_FORK:
-		ret = dc__new_task(dc, machine, event->fork.tid);
+	case PERF_RECORD_EXIT:
+		ret = dc__task_exit(dc, machine, event->fork.tid);
 		return ret ?: DEFERRED_CALLCHAIN__PASS;
 	default:
 		return DEFERRED_CALLCHAIN__PASS;

@@ -73,7 +73,7 @@ struct deferred_callchain_stats {
 	u64 stitched_late;	/* samples merged with a record that preceded them */
 	u64 fallback_fp;	/* no record: user frames walked from the snapshot */
 	u64 lost;		/* no record and no snapshot: "[user stack lost]" */
-	u64 delivered_late;	/* delivered after later samples (outside window) */
+	u64 delivered_late;	/* delivered after later samples (window, EXIT) */
 	u64 evicted;		/* released early by the pending cap */
 	u64 exited;		/* of the lost/fallback ones: their task exited */
 	u64 duplicates;		/* records dropped as duplicates or stale */
@@ -121,9 +121,10 @@ struct deferred_callchain_config {
 }
 
 /*
- * How the module hands events back, in order.  @sample is parsed from the
- * queued copy of @event; its callchain may point to memory owned by the
- * module, valid until the callback returns.
+ * How the module hands samples back, in order.  @sample is the one the
+ * caller parsed (kept with a copy of @event when it had to wait); its
+ * callchain may point to memory owned by the module, valid until the
+ * callback returns.
  */
 typedef int (*deferred_callchain__deliver_t)(struct deferred_callchain *dc,
 					      union perf_event *event,
@@ -131,14 +132,14 @@ typedef int (*deferred_callchain__deliver_t)(struct deferred_callchain *dc,
 					      struct machine *machine,
 					      void *data);
 
+/*
+ * Only samples come back: every other event, EXIT and FORK included, the
+ * caller delivers itself when deferred_callchain__event() says PASS, so that
+ * no caller needs to know which events the module cares about.
+ */
 struct deferred_callchain_ops {
 	/* Every sample, with its complete callchain. */
 	deferred_callchain__deliver_t	sample;
-	/*
-	 * A PERF_RECORD_EXIT the module held until the task's samples were
-	 * out (process it as the tool would have: it removes the thread).
-	 */
-	deferred_callchain__deliver_t	exit;
 };
 
 /*
@@ -164,17 +165,22 @@ void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered
 
 /*
  * The one way in: every event of the session, in delivery order, parsed
- * into @sample, once the caller stitches.  What the module does with it:
+ * into @sample, once the caller stitches.  A sample that must wait is
+ * kept as parsed (its register dumps taken over: the caller's
+ * perf_sample__exit() still works), not parsed again; one that nothing
+ * waits ahead of is handed back at once, uncopied.  What the module does
+ * with each event:
  *
  *  - PERF_RECORD_SAMPLE (deferred or not, so that order is kept): queued,
  *    handed back to ops->sample in order, complete.
  *  - PERF_RECORD_CALLCHAIN_DEFERRED: taken; stitches the task's samples.
- *  - PERF_RECORD_EXIT: proves that the task's waiting samples get no
- *    record; held until they have gone out, then handed to ops->exit, so
- *    that they are not resolved against a thread that is already gone.
- *  - PERF_RECORD_FORK: a held EXIT of an earlier task with the same tid
- *    goes out first (or it would remove the new thread); then the caller
- *    delivers the FORK itself.
+ *  - PERF_RECORD_EXIT: in time order it proves that the task's waiting
+ *    samples get no record: they fall back, and the queue is delivered up
+ *    to the task's last sample (samples of other tasks ahead of it that
+ *    still wait are taken out and delivered late, counted), so that none
+ *    is resolved against a thread the EXIT removes.  Then PASS: the
+ *    caller delivers the EXIT.  Nothing is held past an EXIT, so a FORK
+ *    that reuses the tid needs nothing either.
  *  - anything else: the caller delivers it.
  *
  * Returns 0 when the module took the event, DEFERRED_CALLCHAIN__PASS when
