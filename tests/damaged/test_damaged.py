@@ -170,6 +170,29 @@ class Damaged(unittest.TestCase):
             self.assertEqual(self.stats(p)['no header data size'], 1)
         self.assertUpstreamReads(p, len(sample_times(r.stdout)))
 
+    def test_killed_nr_cpus(self):
+        """perf record killed, so no HEADER_NRCPUS: the CPU count is that of
+        the samples (MAX_NR_CPUS bounds them while reading, as upstream),
+        said in the warning and in perf report --stats; perf report --sort
+        cpu and perf script -F cpu and --cpu show what the intact file
+        shows.  Without PERF_SAMPLE_CPU there is no count to take."""
+        src = os.path.join(GUEST, 'mt-defer.data')
+        f = d.PerfFile(src)
+        p = self.write('killed-cpus.data', d.killed(f))
+        r = self.script(p)
+        self.assertIn('has no CPU count: 2 CPUs, from the samples', r.stderr)
+        self.assertIn("CPU count (the samples' is used)", r.stderr)
+        self.assertEqual(self.stats(p)['CPUs from the samples'], 2)
+        for args in (['script', '-F', 'cpu,tid,time'], ['script', '-F', 'tid,time', '--cpu', '1'],
+                     ['report', '--stdio', '--sort', 'cpu', '--no-children', '-g', 'none']):
+            want = common.run([PERF] + args + ['-i', src]).stdout
+            got = common.run([PERF] + args + ['-i', p]).stdout
+            strip = re.compile(r'^#.*\n', re.M)
+            self.assertEqual(strip.sub('', got), strip.sub('', want), args)
+        p = self.write('killed-nocpu.data', d.killed(d.PerfFile(DEFER_ST)))
+        self.assertNotIn('CPU count:', self.script(p).stderr)
+        self.assertEqual(self.stats(p)['CPUs from the samples'], 0)
+
     def test_generated_every_cut(self):
         """A generated file cut at every 8th byte of its last events (and a
         few odd ones), the header's size matching the cut or not: exactly the
