@@ -35,9 +35,6 @@ KNOWN = {
             'PERF_SAMPLE_STACK_USER size that is not a multiple of 8',
     },
     'perf-data': {
-        'leak-event-update':
-            'perf_event__process_event_update(): the unit and CPU map a '
-            'PERF_RECORD_EVENT_UPDATE sets on an evsel leak (cause not found yet)',
         'ubsan-misaligned-event-after-unaligned-size':
             'upstream file reader: events after a record whose size is not a '
             'multiple of 8 are read in place, misaligned',
