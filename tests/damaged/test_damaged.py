@@ -373,6 +373,23 @@ class Damaged(unittest.TestCase):
                 self.assertEqual((st['bad event headers'], st['bytes skipped']), (1, ev[2]),
                                  (name, what))
 
+    def test_pipe_tracing_data(self):
+        """The reader reads each event's next header ahead, but not after
+        PERF_RECORD_HEADER_TRACING_DATA: its payload follows it in the
+        pipe and the tool reads it itself."""
+        pipe = os.path.join(self.tmp, 'tp.pipe')
+        with open(pipe, 'wb') as out:
+            r = subprocess.run([PERF, 'record', '-e', 'sched:sched_process_exec', '-o', '-',
+                                '--', '/bin/true'], stdout=out, stderr=subprocess.PIPE)
+        if r.returncode:
+            self.skipTest('cannot record a tracepoint here')
+        with open(pipe, 'rb') as f:
+            r = subprocess.run([PERF, 'script', '-i', '-'], stdin=f, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, errors='replace')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('sched:sched_process_exec:', r.stdout)
+        self.assertNotIn('could not be parsed', r.stderr)
+
     def test_pipe_cut(self):
         """A pipe cut inside an event: everything before it comes out, and
         the warning says where."""
