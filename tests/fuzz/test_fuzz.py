@@ -24,9 +24,11 @@ ENV = {
     'ASAN_OPTIONS': 'detect_leaks=1:allocator_may_return_null=1',
     'UBSAN_OPTIONS': 'halt_on_error=1:print_stacktrace=1',
 }
-# Fuzz runs suppress the UBSan reports already reported (fuzz/ubsan.supp);
-# the regression inputs are replayed without it.
-SUPP = os.path.join(FUZZ_DIR, 'ubsan.supp')
+# Fuzz runs suppress the UBSan reports already reported (fuzz/ubsan.supp,
+# fuzz/ubsan-perf-data.supp for perf-data); the regression inputs are
+# replayed without it.
+SUPP = {'perf-data': os.path.join(FUZZ_DIR, 'ubsan-perf-data.supp')}
+SUPP_DEFAULT = os.path.join(FUZZ_DIR, 'ubsan.supp')
 # Regression inputs of crashes not fixed yet: {target: {file: why}}.
 KNOWN = {
     'deferred-stream': {
@@ -62,7 +64,7 @@ def run(target, args, timeout, suppress=False):
     env = dict(os.environ)
     env.update(ENV)
     if suppress:
-        env['UBSAN_OPTIONS'] += ':suppressions=' + SUPP
+        env['UBSAN_OPTIONS'] += ':suppressions=' + SUPP.get(target, SUPP_DEFAULT)
     return subprocess.run([binary(target)] + args, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, errors='replace',
                           env=env, timeout=timeout)
