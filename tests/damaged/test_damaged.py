@@ -170,6 +170,29 @@ class Damaged(unittest.TestCase):
             self.assertEqual(self.stats(p)['no header data size'], 1)
         self.assertUpstreamReads(p, len(sample_times(r.stdout)))
 
+    def test_killed_nr_cpus(self):
+        """perf record killed, so no HEADER_NRCPUS: the CPU count is that of
+        the samples (MAX_NR_CPUS bounds them while reading, as upstream),
+        said in the warning and in perf report --stats; perf report --sort
+        cpu and perf script -F cpu and --cpu show what the intact file
+        shows.  Without PERF_SAMPLE_CPU there is no count to take."""
+        src = os.path.join(GUEST, 'mt-defer.data')
+        f = d.PerfFile(src)
+        p = self.write('killed-cpus.data', d.killed(f))
+        r = self.script(p)
+        self.assertIn('has no CPU count: 2 CPUs, from the samples', r.stderr)
+        self.assertIn("CPU count (the samples' is used)", r.stderr)
+        self.assertEqual(self.stats(p)['CPUs from the samples'], 2)
+        for args in (['script', '-F', 'cpu,tid,time'], ['script', '-F', 'tid,time', '--cpu', '1'],
+                     ['report', '--stdio', '--sort', 'cpu', '--no-children', '-g', 'none']):
+            want = common.run([PERF] + args + ['-i', src]).stdout
+            got = common.run([PERF] + args + ['-i', p]).stdout
+            strip = re.compile(r'^#.*\n', re.M)
+            self.assertEqual(strip.sub('', got), strip.sub('', want), args)
+        p = self.write('killed-nocpu.data', d.killed(d.PerfFile(DEFER_ST)))
+        self.assertNotIn('CPU count:', self.script(p).stderr)
+        self.assertEqual(self.stats(p)['CPUs from the samples'], 0)
+
     def test_generated_every_cut(self):
         """A generated file cut at every 8th byte of its last events (and a
         few odd ones), the header's size matching the cut or not: exactly the
@@ -325,14 +348,19 @@ class Damaged(unittest.TestCase):
         """Pipe mode, without seeking: the bytes read ahead to find the
         framing again are read again from there; only the damaged sample is
         lost (upstream: "bad event header size", the rest of the stream is
-        lost)."""
+        lost).  A plausible but wrong size (0xfff8, 64 bytes too many): the
+        header after it is not plausible, so the reader looks for the
+        framing inside the event first, from the bytes it holds, as the file
+        reader does (before: the events it framed were lost with it)."""
         for name in ('two-defer', 'sys-defer'):
             pipe = self.pipe_of(name)
             f = d.PerfFile(pipe)
             orig = self.original(pipe, pipe=True)
             ev = f.samples()[len(f.samples()) // 2]
             for what, off, fmt, val in (('size0', 6, '<H', 0), ('size12', 6, '<H', 12),
-                                        ('type33', 0, '<I', 33)):
+                                        ('type33', 0, '<I', 33),
+                                        ('size65528', 6, '<H', 0xfff8),
+                                        ('size+64', 6, '<H', ev[2] + 64)):
                 p = self.write('%s-%s.pipe' % (name, what), d.patch(f.raw, ev[0] + off, fmt, val))
                 r = self.script(p, pipe=True)
                 self.assertEqual(r.returncode, 0, r.stderr)
@@ -341,6 +369,26 @@ class Damaged(unittest.TestCase):
                 self.assertEqual(sum((Counter(orig) - Counter(got)).values()), 1)
                 self.assertIn('pipe: bad event header at %#x: skipped %d bytes'
                               % (ev[0] - 16, ev[2]), r.stderr)
+                st = self.stats(p)
+                self.assertEqual((st['bad event headers'], st['bytes skipped']), (1, ev[2]),
+                                 (name, what))
+
+    def test_pipe_tracing_data(self):
+        """The reader reads each event's next header ahead, but not after
+        PERF_RECORD_HEADER_TRACING_DATA: its payload follows it in the
+        pipe and the tool reads it itself."""
+        pipe = os.path.join(self.tmp, 'tp.pipe')
+        with open(pipe, 'wb') as out:
+            r = subprocess.run([PERF, 'record', '-e', 'sched:sched_process_exec', '-o', '-',
+                                '--', '/bin/true'], stdout=out, stderr=subprocess.PIPE)
+        if r.returncode:
+            self.skipTest('cannot record a tracepoint here')
+        with open(pipe, 'rb') as f:
+            r = subprocess.run([PERF, 'script', '-i', '-'], stdin=f, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, errors='replace')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('sched:sched_process_exec:', r.stdout)
+        self.assertNotIn('could not be parsed', r.stderr)
 
     def test_pipe_cut(self):
         """A pipe cut inside an event: everything before it comes out, and

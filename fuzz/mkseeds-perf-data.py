@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Cut seed inputs for fuzz/perf-data.c out of perf.data files.
+
+    fuzz/mkseeds-perf-data.py OUTDIR [PERF] NAME=FILE.data [NAME=FILE.data...]
+    fuzz/mkseeds-perf-data.py --generated OUTDIR [PERF]
+
+A seed is a whole perf.data file of a few KB: the header and attrs of the
+recording as they are, the metadata events its data section starts with
+(TIME_CONV, ID_INDEX, EVENT_UPDATE, THREAD_MAP, CPU_MAP; the last COMM
+and MMAP2 records, up to META_BUDGET bytes), then whole events up to DATA_BUDGET bytes, and the feature sections
+(moved up, their offsets rewritten).  Two per recording: its first events
+(NAME-head) and a window from its middle (NAME-mid, where the deferred
+records sit among their samples).  With PERF (our perf), each head seed is
+also written in pipe mode (NAME-head.pipe: perf inject -o -, attrs and
+features as events).  --generated writes small files of
+tests/lib/perfdata.py: snapshots, cross-endian, -a, two events, pipe.
+
+Python stdlib only.
+"""
+import os
+import struct
+import subprocess
+import sys
+
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+sys.path.insert(0, os.path.join(TOP, 'tests', 'damaged'))
+sys.path.insert(0, os.path.join(TOP, 'tests', 'lib'))
+
+import damage   # noqa: E402
+
+DATA_BUDGET = 3584
+META_BUDGET = 1536
+USER_TYPE_START = 64
+SAMPLE = 9
+FEATURE_BITS = 256
+
+
+def features_of(f):
+    """The feature index and sections after the data, as (bit, bytes)."""
+    bitmap = int.from_bytes(f.raw[72:104], 'little')
+    bits = [b for b in range(FEATURE_BITS) if bitmap >> b & 1]
+    out = []
+    for i, bit in enumerate(bits):
+        off, size = struct.unpack_from('<QQ', f.raw, f.data_end + 16 * i)
+        out.append((bit, f.raw[off:off + size]))
+    return out
+
+
+def rewrite(f, events):
+    """f with only events in its data section, the features moved up."""
+    data = b''.join(f.raw[off:off + size] for off, _, size in events)
+    head = f.with_data_size(f.raw[:f.data_off], len(data))
+    feats = features_of(f)
+    at = f.data_off + len(data) + 16 * len(feats)
+    index, body = b'', b''
+    for _, sec in feats:
+        index += struct.pack('<QQ', at + len(body), len(sec))
+        body += sec
+    return head + data + index + body
+
+
+def window(events, start, budget):
+    out, used = [], 0
+    for e in events[start:]:
+        if used + e[2] > budget:
+            break
+        out.append(e)
+        used += e[2]
+    return out
+
+
+def metadata(events, budget):
+    """The user records (attrs' companions: TIME_CONV, ID_INDEX, maps...)
+    and the last kernel records (COMM, MMAP2 of the workload, with -a after
+    those of every other task) that fit in budget."""
+    keep = [e for e in events if e[1] >= USER_TYPE_START]
+    used = sum(e[2] for e in keep)
+    for e in reversed([e for e in events if e[1] < USER_TYPE_START]):
+        if used + e[2] > budget:
+            break
+        keep.append(e)
+        used += e[2]
+    return sorted(keep)
+
+
+def seeds_of(f):
+    first = next((i for i, e in enumerate(f.events) if e[1] == SAMPLE), len(f.events))
+    meta = metadata(f.events[:first], META_BUDGET)
+    used = sum(e[2] for e in meta)
+    yield 'head', rewrite(f, meta + window(f.events, first, DATA_BUDGET - used))
+    mid = first + (len(f.events) - first) // 2
+    yield 'mid', rewrite(f, meta + window(f.events, mid, DATA_BUDGET - used))
+
+
+def write(outdir, name, raw):
+    with open(os.path.join(outdir, name), 'wb') as out:
+        out.write(raw)
+
+
+def to_pipe(perf, outdir, name):
+    src = os.path.join(outdir, name)
+    with open(src + '.pipe', 'wb') as out:
+        subprocess.run([perf, 'inject', '-i', src, '-o', '-'], stdout=out,
+                       stderr=subprocess.DEVNULL, check=True)
+
+
+def generated(outdir):
+    import perfdata
+    kinds = {
+        'gen-snapshot': (dict(regs_stack=True), {}),
+        'gen-cross-endian': ({}, dict(endian='>')),
+        'gen-sys': ({}, dict(dummy=True)),
+        'gen-two': (dict(two_events=True), {}),
+        'gen-missing-dup': (dict(missing_fraction=0.2, dup_fraction=0.2), {}),
+        'gen-pipe': ({}, dict(pipe=True)),
+        'gen-no-sample-id-all': ({}, dict(sample_id_all=False)),
+    }
+    for name, (sc_kw, w_kw) in kinds.items():
+        sc = perfdata.scenario(threads=2, samples=12, seed=3, **sc_kw)
+        perfdata.write_scenario(sc, os.path.join(outdir, name), **w_kw)
+
+
+def main(argv):
+    gen = argv[:1] == ['--generated']
+    if gen:
+        argv = argv[1:]
+    if not argv:
+        raise SystemExit(__doc__)
+    outdir = argv[0]
+    perf = argv[1] if len(argv) > 1 and '=' not in argv[1] else None
+    os.makedirs(outdir, exist_ok=True)
+    if gen:
+        generated(outdir)
+        return
+    for arg in argv[2 if perf else 1:]:
+        name, path = arg.split('=', 1)
+        f = damage.PerfFile(path)
+        for kind, raw in seeds_of(f):
+            write(outdir, '%s-%s' % (name, kind), raw)
+            if perf and kind == 'head':
+                to_pipe(perf, outdir, '%s-%s' % (name, kind))
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
