@@ -68,9 +68,10 @@ struct fuzz_state {
 	u64		sink;
 	u64		seq;		/* events given, as sample.file_offset */
 	bool		ordered;
-	struct {			/* the latest EXIT passed, by tid % 64 */
+	struct {			/* the latest EXIT, then FORK, by tid % 64 */
 		struct machine	*machine;
-		u64		seq;
+		u64		exit_seq;
+		u64		fork_seq;	/* a FORK passed after that EXIT */
 		u32		tid;
 	} exits[64];
 };
@@ -92,10 +93,17 @@ static int deliver(struct deferred_callchain *dc __maybe_unused, union perf_even
 	if (event->header.type != PERF_RECORD_SAMPLE)
 		fail("delivered an event that was never queued", event->header.type);
 	st->delivered++;
-	if (st->ordered && st->exits[sample->tid % 64].seq > sample->file_offset &&
+	/*
+	 * Samples may go out after their task's EXIT (their record may come
+	 * after it), but not after a FORK reused the tid: the tool would
+	 * resolve them against the new thread.
+	 */
+	if (st->ordered && st->exits[sample->tid % 64].fork_seq &&
+	    st->exits[sample->tid % 64].exit_seq > sample->file_offset &&
 	    st->exits[sample->tid % 64].tid == sample->tid &&
 	    st->exits[sample->tid % 64].machine == machine)
-		fail("sample delivered after its task's EXIT", (int)sample->tid);
+		fail("sample of an exited task delivered after its tid's next FORK",
+		     (int)sample->tid);
 	if (sample->callchain) {
 		/* A tool walks the whole chain: every entry must be readable. */
 		for (i = 0; i < sample->callchain->nr; i++)
@@ -196,11 +204,15 @@ static void process(struct fuzz_state *st, struct evsel *evsel,
 	     event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED))
 		fail("stitcher passed an event it must take", event->header.type);
 	if (ret == DEFERRED_CALLCHAIN__PASS && event->header.type == PERF_RECORD_EXIT) {
-		/* Delivered now: the tool would remove the thread. */
 		st->exits[event->fork.tid % 64].machine = machine;
-		st->exits[event->fork.tid % 64].seq = st->seq;
+		st->exits[event->fork.tid % 64].exit_seq = st->seq;
+		st->exits[event->fork.tid % 64].fork_seq = 0;
 		st->exits[event->fork.tid % 64].tid = event->fork.tid;
 	}
+	if (ret == DEFERRED_CALLCHAIN__PASS && event->header.type == PERF_RECORD_FORK &&
+	    st->exits[event->fork.tid % 64].tid == event->fork.tid &&
+	    st->exits[event->fork.tid % 64].machine == machine)
+		st->exits[event->fork.tid % 64].fork_seq = st->seq;
 out:
 	perf_sample__exit(&sample);
 }

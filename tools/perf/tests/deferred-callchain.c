@@ -348,6 +348,8 @@ static int test__deferred_lost(struct test_suite *t __maybe_unused, int s __mayb
 	return TEST_OK;
 }
 
+#define WINDOW	DEFERRED_CALLCHAIN_WINDOW_NS
+
 static int test__deferred_exit(struct test_suite *t __maybe_unused, int s __maybe_unused)
 {
 	struct fixture f;
@@ -355,18 +357,28 @@ static int test__deferred_exit(struct test_suite *t __maybe_unused, int s __mayb
 	CHECK(!fixture__init(&f, false, NULL));
 	CHECK(!sample(&f, 11, 1 * MS, 2, 0xa00000001, NULL));
 	CHECK(!sample(&f, 10, 2 * MS, 2, 0x900000001, NULL));
+	/* The EXIT goes on at once; tid 10's sample waits on. */
 	CHECK(!task_exit(&f, 10, 3 * MS));
-	/*
-	 * Tid 10 gets no record: its sample goes out, then its EXIT; tid
-	 * 11's, ahead of it, leaves the queue and waits on.
-	 */
-	CHECK(f.nr_out == 2 && f.out[0].tid == 10 && lost(&f.out[0]));
-	CHECK(f.out[1].type == PERF_RECORD_EXIT && f.out[1].tid == 10);
+	CHECK(f.nr_out == 1 && f.out[0].type == PERF_RECORD_EXIT);
+	/* Its record comes after its EXIT (7.2, -a, exit_group()): stitched. */
+	CHECK(!record(&f, 10, 3 * MS + 50 * 1000, 0x900000001, 2));
+	CHECK(f.nr_out == 1);
 	CHECK(!record(&f, 11, 4 * MS, 0xa00000001, 1));
 	CHECK(f.nr_out == 3);
-	CHECK(f.out[2].tid == 11 && stitched(&f.out[2], 1));
+	CHECK(f.out[1].tid == 11 && stitched(&f.out[1], 1));
+	CHECK(f.out[2].tid == 10 && stitched(&f.out[2], 2));
+	/* No record in the window after tid 12's EXIT: its sample is lost. */
+	CHECK(!sample(&f, 12, 5 * MS, 2, 0xb00000001, NULL));
+	CHECK(!task_exit(&f, 12, 6 * MS));
+	CHECK(f.nr_out == 4 && f.out[3].type == PERF_RECORD_EXIT);
+	/* Records of another task move the clock: to the window's end... */
+	CHECK(!record(&f, 13, 5 * MS + WINDOW, 0xc00000001, 1));
+	CHECK(f.nr_out == 4);
+	/* ...and past the window after the EXIT. */
+	CHECK(!record(&f, 13, 6 * MS + WINDOW + 1, 0xd00000001, 1));
+	CHECK(f.nr_out == 5 && f.out[4].tid == 12 && lost(&f.out[4]));
 	CHECK(stats(&f)->exited == 1 && stats(&f)->lost == 1);
-	CHECK(stats(&f)->delivered_late == 1);
+	CHECK(stats(&f)->stitched == 2 && stats(&f)->delivered_late == 0);
 	CHECK(!deferred_callchain__flush(f.dc));
 	fixture__exit(&f);
 	return TEST_OK;
@@ -378,22 +390,25 @@ static int test__deferred_tid_reuse(struct test_suite *t __maybe_unused, int s _
 
 	CHECK(!fixture__init(&f, false, NULL));
 	CHECK(!sample(&f, 30, 1 * MS, 2, 0xe00000001, NULL));
-	CHECK(!sample(&f, 10, 2 * MS, 0, 0xf00000001, NULL));
-	CHECK(!record(&f, 10, 3 * MS, 0xf00000001, 1));
-	CHECK(f.nr_out == 0);
-	/* Its stitched sample, held behind tid 30's, goes out first. */
-	CHECK(!task_exit(&f, 10, 4 * MS));
-	CHECK(f.nr_out == 2 && f.out[0].tid == 10 && stitched(&f.out[0], 1));
-	CHECK(f.out[1].type == PERF_RECORD_EXIT);
-	/* Tid 10 is forked again: nothing of the old task is left. */
-	CHECK(!task_fork(&f, 10, 4 * MS + 1));
-	CHECK(f.nr_out == 3 && f.out[2].type == PERF_RECORD_FORK);
+	CHECK(!sample(&f, 10, 2 * MS, 2, 0xf00000001, NULL));
+	CHECK(!task_exit(&f, 10, 3 * MS));
+	CHECK(f.nr_out == 1 && f.out[0].type == PERF_RECORD_EXIT);
+	/*
+	 * Tid 10 is forked again before its old task's record came: the old
+	 * task's sample goes out first (taken out from behind tid 30's),
+	 * then the FORK.
+	 */
+	CHECK(!task_fork(&f, 10, 4 * MS));
+	CHECK(f.nr_out == 3 && f.out[1].tid == 10 && lost(&f.out[1]));
+	CHECK(f.out[2].type == PERF_RECORD_FORK);
 	CHECK(!sample(&f, 10, 5 * MS, 1, 0x1000000001, NULL));
 	CHECK(!record(&f, 10, 6 * MS, 0x1000000001, 3));
 	CHECK(f.nr_out == 4 && f.out[3].tid == 10 && stitched(&f.out[3], 3));
+	/* Tid 30's, out of the queue since the FORK, goes out late. */
 	CHECK(!record(&f, 30, 7 * MS, 0xe00000001, 2));
 	CHECK(f.nr_out == 5 && f.out[4].tid == 30 && stitched(&f.out[4], 2));
-	CHECK(stats(&f)->delivered_late == 1 && stats(&f)->stitched == 3);
+	CHECK(stats(&f)->delivered_late == 1 && stats(&f)->stitched == 2);
+	CHECK(stats(&f)->exited == 1 && stats(&f)->lost == 1);
 	CHECK(!deferred_callchain__flush(f.dc));
 	fixture__exit(&f);
 	return TEST_OK;
@@ -816,8 +831,8 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("Stitch samples that follow their record", deferred_late),
 	TEST_CASE("Drop duplicate and stale records", deferred_duplicate),
 	TEST_CASE("Release samples whose record is lost", deferred_lost),
-	TEST_CASE("Release samples of an exiting task", deferred_exit),
-	TEST_CASE("Samples go out before their EXIT; a reused tid", deferred_tid_reuse),
+	TEST_CASE("Samples of an exiting task wait the window", deferred_exit),
+	TEST_CASE("A reused tid: the old task's samples first", deferred_tid_reuse),
 	TEST_CASE("Reorder window and late delivery", deferred_window),
 	TEST_CASE("A record lives until evidence ends it", deferred_record_life),
 	TEST_CASE("One damaged time does not move the clock", deferred_clock),

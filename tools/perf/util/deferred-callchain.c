@@ -30,6 +30,7 @@
 #include "perf_regs.h"
 #include "sample.h"
 #include "sframe-walk.h"
+#include "symbol_conf.h"
 #include "unwind-sframe.h"
 #include "thread.h"
 #include "../../arch/x86/include/uapi/asm/perf_regs.h"
@@ -63,6 +64,7 @@ enum dc_state {
 struct dc_task {
 	struct list_head	pending;	/* dc_entry.task_node, oldest first */
 	struct list_head	recent_node;	/* in dc->recent while ->recs are kept */
+	struct list_head	exit_node;	/* in dc->exits once exited, samples waiting */
 	struct dc_record	*recs[DC_TASK_RECORDS];	/* newest first */
 	int			nr_recs;
 	u64			last_cookie;	/* latest record, even once dropped */
@@ -70,6 +72,8 @@ struct dc_task {
 	bool			have_last;
 	/* A deferred sample of a later kernel entry came after last_cookie's. */
 	bool			superseded;
+	bool			exited;
+	u64			exit_time;
 	long			key;
 };
 
@@ -101,6 +105,7 @@ struct deferred_callchain {
 	struct list_head		queue;		/* held for order, oldest first */
 	struct list_head		waiting;	/* DC_WAITING, oldest first */
 	struct list_head		recent;		/* tasks with ->recs, oldest first */
+	struct list_head		exits;		/* exited tasks still waiting, oldest first */
 	u64				nr_queued;
 	u64				nr_waiting;
 	u64				waiting_bytes;	/* of the DC_WAITING entries */
@@ -150,7 +155,14 @@ struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 	INIT_LIST_HEAD(&dc->queue);
 	INIT_LIST_HEAD(&dc->waiting);
 	INIT_LIST_HEAD(&dc->recent);
+	INIT_LIST_HEAD(&dc->exits);
 	deferred_callchain_config__init(&dc->config);
+	/*
+	 * A task's samples may be delivered after its EXIT (they wait for a
+	 * record that comes after it): its thread must stay, exited, for
+	 * them to resolve, as for auxtrace (perf_session__open()).
+	 */
+	symbol_conf.keep_exited_threads = true;
 	return dc;
 }
 
@@ -211,6 +223,7 @@ static struct dc_task *dc_task__find(struct deferred_callchain *dc,
 		return NULL;
 	INIT_LIST_HEAD(&task->pending);
 	INIT_LIST_HEAD(&task->recent_node);
+	INIT_LIST_HEAD(&task->exit_node);
 	task->key = key;
 	if (hashmap__add(dc->tasks, key, task) < 0) {
 		free(task);
@@ -461,10 +474,46 @@ static int dc__resolve(struct deferred_callchain *dc, struct dc_entry *e,
 	return ret;
 }
 
+static void dc_task__free(struct deferred_callchain *dc, struct dc_task *task)
+{
+	if (dc->last_task == task)
+		dc->last_task = NULL;
+	hashmap__delete(dc->tasks, task->key, NULL, NULL);
+	list_del(&task->exit_node);
+	dc_task__drop_records(dc, task);
+	free(task);
+}
+
+/* @task's waiting samples get no record: they fall back; @task goes. */
+static int dc_task__settle(struct deferred_callchain *dc, struct dc_task *task)
+{
+	struct dc_entry *e, *tmp;
+	int ret = 0;
+
+	list_for_each_entry_safe(e, tmp, &task->pending, task_node) {
+		ret = dc__resolve(dc, e, NULL);
+		if (ret)
+			return ret;
+	}
+	dc_task__free(dc, task);
+	return 0;
+}
+
 static int dc__drain(struct deferred_callchain *dc, bool all)
 {
 	const u64 window = dc->config.window_ns;
 	int ret = 0;
+
+	/* The window after a task's EXIT is over: no record of it comes now. */
+	while (!list_empty(&dc->exits)) {
+		struct dc_task *task = list_first_entry(&dc->exits, struct dc_task, exit_node);
+
+		if (!all && dc->now - task->exit_time <= window)
+			break;
+		ret = dc_task__settle(dc, task);
+		if (ret)
+			return ret;
+	}
 
 	while (!list_empty(&dc->recent)) {
 		struct dc_task *task = list_first_entry(&dc->recent, struct dc_task, recent_node);
@@ -540,15 +589,6 @@ static u64 dc__advance(struct deferred_callchain *dc, u64 time)
 	return dc->now;
 }
 
-static void dc_task__free(struct deferred_callchain *dc, struct dc_task *task)
-{
-	if (dc->last_task == task)
-		dc->last_task = NULL;
-	hashmap__delete(dc->tasks, task->key, NULL, NULL);
-	dc_task__drop_records(dc, task);
-	free(task);
-}
-
 /*
  * Deliver the queue up to and including @last; samples still waiting ahead
  * of it are taken out, to be delivered late once their fate is known.
@@ -573,41 +613,54 @@ static int dc__deliver_through(struct deferred_callchain *dc, struct dc_entry *l
 }
 
 /*
- * A PERF_RECORD_EXIT, before the caller hands it to the tool (which removes
- * the thread): the task's samples must be out by then, resolved against the
- * thread they belong to.  In time order the EXIT also proves that its
- * waiting samples get no record (an exiting task returns to user space no
- * more; the kernel flushes a pending unwind before exit_mm, so the record,
- * if any, came first): they fall back now.  Then the queue goes out up to
- * the task's last sample; samples of other tasks ahead of it that still
- * wait are taken out and delivered late, as the queue's bounds do.  (The
- * EXIT is not held instead: every caller would have to deliver it when the
- * module hands it back.  Delivering only the task's samples, ahead of the
- * waiting ones, moved as many samples out of order on the real 7.2
- * recordings.)  Without time order the record may still come after the
- * EXIT, from another CPU's buffer: the task's waiting samples wait on, and
- * are resolved without the thread, as any event delivered after its task's
- * EXIT.
+ * A PERF_RECORD_EXIT.  It does not prove that the task's waiting samples
+ * get no record: on 7.2 with per-CPU events (-a) the record of the last
+ * kernel entry (exit_group(), sampled in do_exit()) came ~50 us AFTER the
+ * task's EXIT.  So in time order they wait on, for the window after the
+ * EXIT (dc__drain()), and the EXIT goes on to the tool at once: the
+ * thread stays, exited (symbol_conf.keep_exited_threads), for samples
+ * delivered after it.  Without time order the EXIT proves nothing; the
+ * samples wait as any do.
  */
-static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine, int tid)
+static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine, int tid,
+			 u64 time)
 {
 	struct dc_task *task = dc_task__find(dc, machine, tid, /*create=*/false);
-	struct dc_entry *e, *tmp, *last = NULL;
+	struct dc_entry *e;
+
+	if (!task || task->exited)
+		return 0;
+	list_for_each_entry(e, &task->pending, task_node)
+		e->exited = true;
+	if (!dc->config.ordered)
+		return 0;
+	if (list_empty(&task->pending)) {
+		dc_task__free(dc, task);
+		return 0;
+	}
+	task->exited = true;
+	task->exit_time = time != (u64)-1 ? time : dc->now;
+	list_add_tail(&task->exit_node, &dc->exits);
+	return 0;
+}
+
+/*
+ * A PERF_RECORD_FORK of a tid whose exited task still has samples here:
+ * the tool is about to replace that task's thread with the new one, so
+ * the old task's samples go out first, with what they have.
+ */
+static int dc__task_fork(struct deferred_callchain *dc, struct machine *machine, int tid)
+{
+	struct dc_task *task = dc_task__find(dc, machine, tid, /*create=*/false);
+	struct dc_entry *e, *last = NULL;
 	int ret;
 
-	if (task) {
-		list_for_each_entry_safe(e, tmp, &task->pending, task_node) {
-			e->exited = true;
-			if (dc->config.ordered) {
-				ret = dc__resolve(dc, e, NULL);
-				if (ret)
-					return ret;
-			}
-		}
-		if (dc->config.ordered)
-			dc_task__free(dc, task);
-	}
-	/* Newest first: a task about to exit was sampled recently. */
+	if (!task || !task->exited)
+		return 0;
+	ret = dc_task__settle(dc, task);
+	if (ret)
+		return ret;
+	/* Newest first: the task exited within the window. */
 	list_for_each_entry_reverse(e, &dc->queue, queue_node) {
 		if (e->tid == tid && e->machine == machine) {
 			last = e;
@@ -842,6 +895,9 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 		task->superseded = false;
 	}
 	dc_record__put(dc, rec);
+	/* The record that came after its task's EXIT: nothing else will. */
+	if (!ret && task->exited && list_empty(&task->pending))
+		dc_task__free(dc, task);
 	return ret ?: dc__drain(dc, false);
 }
 
@@ -856,7 +912,11 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
 	case PERF_RECORD_CALLCHAIN_DEFERRED:
 		return dc__record(dc, sample, machine);
 	case PERF_RECORD_EXIT:
-		ret = dc__task_exit(dc, machine, event->fork.tid);
+		ret = dc__task_exit(dc, machine, event->fork.tid,
+				    dc__advance(dc, sample->time));
+		return ret ?: DEFERRED_CALLCHAIN__PASS;
+	case PERF_RECORD_FORK:
+		ret = dc__task_fork(dc, machine, event->fork.tid);
 		return ret ?: DEFERRED_CALLCHAIN__PASS;
 	default:
 		return DEFERRED_CALLCHAIN__PASS;

@@ -32,9 +32,12 @@
  *    record).  The few records before it are kept for window_ns.
  *
  *  - A sample waits for its record until the record comes, or until the
- *    stream proves it never will: the task exits, a record of a later kernel
- *    entry of the same task arrives, the pending cap evicts it, or the input
- *    ends.  It then falls back to a walk of the sample's user stack
+ *    stream proves it never will: window_ns passed after the task's exit
+ *    (on 7.2 the record of a task's last kernel entry can come after its
+ *    EXIT), a record of a later kernel entry of the same task arrives, the
+ *    pending cap evicts it, or the input ends.  So samples may go out after
+ *    their task's EXIT: the module sets symbol_conf.keep_exited_threads, for
+ *    their threads to stay.  It then falls back to a walk of the sample's user stack
  *    snapshot (x86_64, PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER): with
  *    SFrame where the code has .sframe (sframe__walk_snapshot()), else with
  *    frame pointers; or, without a snapshot, it ends with a bare
@@ -73,7 +76,7 @@ struct deferred_callchain_stats {
 	u64 stitched_late;	/* samples merged with a record that preceded them */
 	u64 fallback_fp;	/* no record: user frames walked from the snapshot */
 	u64 lost;		/* no record and no snapshot: "[user stack lost]" */
-	u64 delivered_late;	/* delivered after later samples (window, EXIT) */
+	u64 delivered_late;	/* delivered after later samples (window) */
 	u64 evicted;		/* released early by the pending cap */
 	u64 exited;		/* of the lost/fallback ones: their task exited */
 	u64 duplicates;		/* records dropped as duplicates or stale */
@@ -94,8 +97,8 @@ struct deferred_callchain_config {
 	u64 max_pending_bytes;	/* and the bytes they hold (snapshots), at most */
 	/*
 	 * Events arrive in time order (ordered_events): only then do a
-	 * record of a later kernel entry, or the task's EXIT, prove that a
-	 * sample's record is lost.
+	 * record of a later kernel entry, or the window after the task's
+	 * EXIT, prove that a sample's record is lost.
 	 */
 	bool ordered;
 };
@@ -174,13 +177,12 @@ void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered
  *  - PERF_RECORD_SAMPLE (deferred or not, so that order is kept): queued,
  *    handed back to ops->sample in order, complete.
  *  - PERF_RECORD_CALLCHAIN_DEFERRED: taken; stitches the task's samples.
- *  - PERF_RECORD_EXIT: in time order it proves that the task's waiting
- *    samples get no record: they fall back, and the queue is delivered up
- *    to the task's last sample (samples of other tasks ahead of it that
- *    still wait are taken out and delivered late, counted), so that none
- *    is resolved against a thread the EXIT removes.  Then PASS: the
- *    caller delivers the EXIT.  Nothing is held past an EXIT, so a FORK
- *    that reuses the tid needs nothing either.
+ *  - PERF_RECORD_EXIT: PASS, the caller delivers it at once; the task's
+ *    waiting samples wait on for window_ns (their record may come after
+ *    the EXIT), then fall back; they resolve against the exited thread,
+ *    which stays (symbol_conf.keep_exited_threads).
+ *  - PERF_RECORD_FORK: a tid reused while its exited task still has
+ *    samples here: those go out first, with what they have; then PASS.
  *  - anything else: the caller delivers it.
  *
  * Returns 0 when the module took the event, DEFERRED_CALLCHAIN__PASS when
