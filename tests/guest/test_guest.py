@@ -531,9 +531,10 @@ class Guest(Checks, unittest.TestCase):
         # for the top-upstream run
         shutil.copy(common.PERF_UPSTREAM, os.path.join(work, 'perf-upstream'))
         # for the perf-test run: perf test's shell tests of deferred callchains
-        os.makedirs(os.path.join(work, 'shell'))
-        shutil.copy(os.path.join(common.TOP, 'tools', 'perf', 'tests', 'shell',
-                                 'record_deferred_callchain.sh'), os.path.join(work, 'shell'))
+        shell = os.path.join(common.TOP, 'tools', 'perf', 'tests', 'shell')
+        os.makedirs(os.path.join(work, 'shell', 'lib'))
+        for name in ('record_deferred_callchain.sh', 'lib/callchains.sh'):
+            shutil.copy(os.path.join(shell, name), os.path.join(work, 'shell', name))
         shutil.copy('/bin/bash', os.path.join(work, 'bash'))
         script = os.path.join(cls.tmp, 'guest.sh')
         with open(script, 'w') as f:
