@@ -102,8 +102,11 @@ def scenario(threads=4, samples=2000, late_fraction=0.1, missing_fraction=0.0,
         seq[0] += 1
         ev.append((time, seq[0], cpu, kind, payload))
 
-    st = dict(samples=0, stitched=0, stitched_late=0, lost=0, exited=0,
-              duplicates=0, records=0, orphans=0)
+    # the "Deferred callchains:" counters perf must print, by
+    # perf_counters.key() of their labels
+    st = dict(deferred_samples=0, stitched=0, stitched_late=0, user_stack_lost=0,
+              of_which_task_exited=0, duplicate_records=0, deferred_records=0,
+              orphan_records=0)
     per_thread = max(1, samples // threads)
     pid = 1000
     tids = [pid] + [pid + 1 + i for i in range(threads - 1)]
@@ -164,14 +167,14 @@ def scenario(threads=4, samples=2000, late_fraction=0.1, missing_fraction=0.0,
                     truth = Truth(tid, time, kst, ustack, fate, ck, cpu)
                     push(time, cpu, 'sample', (tid, kst[0], cc, truth, ustack))
                 sc.truth.append(truth)
-                st['samples'] += 1
-                st['lost' if missing else 'stitched'] += 1
+                st['deferred_samples'] += 1
+                st['user_stack_lost' if missing else 'stitched'] += 1
             if not missing:
                 push(rec_time, rec_cpu, 'record', (tid, ck, ustack))
-                st['records'] += 1
+                st['deferred_records'] += 1
                 if rng.random() < dup_fraction:
                     push(rec_time, rec_cpu, 'dup', (tid, ck, ustack))
-                    st['duplicates'] += 1
+                    st['duplicate_records'] += 1
                 now = rec_time
                 for _ in range(late):
                     now += rng.randint(200, 2000)
@@ -180,7 +183,7 @@ def scenario(threads=4, samples=2000, late_fraction=0.1, missing_fraction=0.0,
                     truth = Truth(tid, now, kst, ustack, 'stitched_late', ck, rec_cpu)
                     push(now, rec_cpu, 'sample', (tid, kst[0], cc, truth, ustack))
                     sc.truth.append(truth)
-                    st['samples'] += 1
+                    st['deferred_samples'] += 1
                     st['stitched_late'] += 1
             else:
                 now += rng.randint(1000, 20000)
@@ -196,7 +199,7 @@ def scenario(threads=4, samples=2000, late_fraction=0.1, missing_fraction=0.0,
     if exit_threads:
         for tr in sc.truth:
             if tr.fate == 'lost' and tr.time > last_rec.get(tr.tid, 0):
-                st['exited'] += 1
+                st['of_which_task_exited'] += 1
     sc.stats = st
     sc.events = ev
     sc.nr_cpus = nr_cpus
@@ -206,7 +209,7 @@ def scenario(threads=4, samples=2000, late_fraction=0.1, missing_fraction=0.0,
     sc.regs_stack = regs_stack
     sc.two_events = two_events
     sc.truth.sort(key=lambda t: (t.time, t.tid))
-    sc.nr_records = st['records']
+    sc.nr_records = st['deferred_records']
     return sc
 
 
