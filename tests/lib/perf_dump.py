@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """perf report -D (--dump-raw-trace) output, parsed in one place.
 
-Each event is a line "[[CPU ]TIME ]OFFSET [SIZE]: PERF_RECORD_TYPE..." (the
-CPU when samples carry one, the time with sample_id_all), then, for
+Each event is its raw bytes (". ... raw event: size N bytes", then
+".  0000:  09 00 ..." lines), then a line "[[CPU ]TIME ]OFFSET [SIZE]:
+PERF_RECORD_TYPE..." (the CPU when samples carry one, the time with
+sample_id_all), then, for
 a sample or a PERF_RECORD_CALLCHAIN_DEFERRED, its callchain entries
 (".....  N: 00007fa0fa663d00", context markers named in parentheses):
 
@@ -18,6 +20,7 @@ from perf_abi import CONTEXT_USER_DEFERRED
 _EVENT = re.compile(r'^(?:(\d+) )??(?:(\d+) )?(0x[0-9a-f]+) \[(0x[0-9a-f]+)\]: '
                     r'PERF_RECORD_(\w+)(.*)$')
 _ENTRY = re.compile(r'^\.{5}\s+\d+: ([0-9a-f]+)')
+_RAW = re.compile(r'^\.\s+[0-9a-f]{4}:  ((?:[0-9a-f]{2} )+)')
 # "(IP, 0x2): PID/TID: 0xIP_OR_COOKIE" of samples and deferred records
 _TASK = re.compile(r'^\([^)]*\): (-?\d+)/(-?\d+): (0x[0-9a-f]+)')
 # "(PID:TID):(PPID:PTID)" of FORK and EXIT
@@ -26,9 +29,10 @@ _FORK = re.compile(r'^\((-?\d+):(-?\d+)\)')
 
 class Event:
     __slots__ = ('cpu', 'time', 'offset', 'type', 'line', 'pid', 'tid', 'value',
-                 'callchain')
+                 'callchain', 'raw')
 
-    def __init__(self, m, line):
+    def __init__(self, m, line, raw):
+        self.raw = raw                  # the event's bytes, as perf dumped them
         self.cpu = int(m.group(1)) if m.group(1) else None
         self.time = int(m.group(2)) if m.group(2) else None
         self.offset = int(m.group(3), 16)
@@ -55,22 +59,44 @@ class Event:
         return None
 
 
-def events(lines):
-    """[Event] of perf report -D output (a string or an iterable of lines)."""
-    if isinstance(lines, str):
-        lines = lines.splitlines()
-    out = []
+def iter_events(lines):
+    """The Events of perf report -D output lines, one at a time."""
     cur = None
+    raw = bytearray()
+    chain = False       # in the "... FP chain: nr:N" entries of cur
+    seen = False        # cur's (first) chain was read: only that one is its own
     for line in lines:
         m = _EVENT.match(line)
         if m:
-            cur = Event(m, line.rstrip('\n'))
-            out.append(cur)
+            if cur is not None:
+                yield cur
+            cur = Event(m, line.rstrip('\n'), bytes(raw))
+            raw = bytearray()
+            chain = seen = False
             continue
-        m = _ENTRY.match(line)
-        if m and cur is not None:
+        if line.startswith('... FP chain: nr:'):
+            chain = cur is not None and not seen
+            seen = True
+            continue
+        if line.startswith('. ... raw event'):
+            raw = bytearray()
+            continue
+        m = _RAW.match(line)
+        if m:
+            raw += bytes.fromhex(m.group(1))
+            continue
+        m = _ENTRY.match(line) if chain else None
+        if m:
             cur.callchain.append(int(m.group(1), 16))
-    return out
+        else:
+            chain = False
+    if cur is not None:
+        yield cur
+
+
+def events(text):
+    """[Event] of perf report -D output."""
+    return list(iter_events(text.splitlines()))
 
 
 def dump(perf, data, types=None):
@@ -78,16 +104,7 @@ def dump(perf, data, types=None):
     dump to hundreds of MB): the events of @types (all if None)."""
     p = subprocess.Popen([perf, 'report', '-D', '-i', data], stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, text=True, errors='replace')
-    # one event at a time, so that only the wanted ones are kept
-    out = []
-    group = []
-    for line in p.stdout:
-        if _EVENT.match(line) and group:
-            out += [e for e in events(group) if types is None or e.type in types]
-            group = []
-        if group or _EVENT.match(line):
-            group.append(line)
-    out += [e for e in events(group) if types is None or e.type in types]
+    out = [e for e in iter_events(p.stdout) if types is None or e.type in types]
     p.stdout.close()
     p.wait()        # a damaged file dumps what it can and exits non-zero
     return out
