@@ -8,7 +8,7 @@ and built by the target itself from util/sframe-build.c.
 Each seed is what the target reads: the section's address, a PC inside
 `main` (or the first function symbol), an SP, all 8 bytes little-endian,
 then the .sframe section's bytes.  The ELF files come from the corpus that
-tests/sframe/corpus.py builds (binutils 2.40, 2.44 and 2.47: SFrame v1, v2,
+tests/lib/sframe_corpus.py builds (binutils 2.40, 2.44 and 2.47: SFrame v1, v2,
 v3), so the seeds cover every version the decoder reads, and from its cross
 corpus (AArch64 of both byte orders, s390x), for every ABI.
 

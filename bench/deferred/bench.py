@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Deferred callchain stitching cost: our perf vs perf-upstream vs the floor.
 
-For each thread count, tests/lib/perfdata.py generates ~200k samples with
+For each thread count, tests/lib/deferred_scenario.py generates ~200k samples with
 deferred user callchains (the "deferred" file) and the same samples written
 already merged (kernel frames, PERF_CONTEXT_USER, user frames; no records:
 the "floor" file).  Each of perf script and perf report --stdio runs on both
@@ -39,7 +39,7 @@ import time
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 sys.path.insert(0, os.path.join(TOP, 'tests', 'lib'))
 import common                   # noqa: E402
-import perfdata as pd           # noqa: E402
+from deferred_scenario import scenario  # noqa: E402
 
 # The generated stream: realistic mix of late samples, cross-CPU records
 # and tasks preempted in the kernel (their record comes when they run
@@ -65,8 +65,8 @@ def gen(out, threads, samples, missing=0.0):
 
 
 def generate(d, f, threads, samples, missing):
-    sc = pd.scenario(threads=threads, samples=samples, missing_fraction=missing,
-                     **SCENARIO)
+    sc = scenario(threads=threads, samples=samples, missing_fraction=missing,
+                  **SCENARIO)
     sc.write(d + '.tmp')
     sc.write(f + '.tmp', merged=True)
     os.rename(d + '.tmp', d)

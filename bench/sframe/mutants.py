@@ -26,10 +26,9 @@ import tempfile
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 sys.path.insert(0, os.path.join(TOP, 'tests', 'lib'))
-sys.path.insert(0, os.path.join(TOP, 'tests', 'sframe'))
 import common  # noqa: E402
-import corpus  # noqa: E402
-from test_unwind import chains, FRAME  # noqa: E402
+import sframe_corpus as corpus  # noqa: E402
+import perf_script  # noqa: E402
 
 HDR = 28
 
@@ -116,13 +115,13 @@ def main():
                 r = common.run([perf, '--buildid-dir', none, 'script', '-i',
                                 data, '-F', 'tid,ip,sym,dso',
                                 '--unwind-style', 'sframe-only'])
-                return chains(r.stdout), r.stderr
+                return perf_script.unwound(r.stdout), r.stderr
             want, _ = script()
             # The functions the samples run through, by their ELF address.
             r = common.run([perf, '--buildid-dir', none, 'script', '-i', data,
                             '-F', 'ip,sym,dso', '--unwind-style', 'sframe-only'])
-            names = {m.group(2) for m in map(FRAME.match, r.stdout.splitlines())
-                     if m and os.path.basename(m.group(3)) == 'pie'}
+            names = {f.sym for s in perf_script.samples(r.stdout, 'ip,sym,dso')
+                     for f in s.frames if os.path.basename(f.dso or '') == 'pie'}
             r = common.run(['nm', orig])
             hot = {int(f[0], 16) for f in (line.split() for line in r.stdout.splitlines())
                    if len(f) == 3 and f[2] in names}

@@ -27,9 +27,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, os.path.join(TOP, 'tests', 'lib'))
-sys.path.insert(0, os.path.join(TOP, 'tests', 'sframe'))
 import common   # noqa: E402
-import corpus   # noqa: E402
+import sframe_corpus as corpus   # noqa: E402
 import test_unwind   # noqa: E402
 
 STYLES = ('libdw', 'sframe', 'sframe-only')

@@ -18,10 +18,10 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
+from perf_abi import FINISHED_ROUND, HEADER_ATTR, SAMPLE  # noqa: E402
+from perfdata_reader import Recording, sample_fields  # noqa: E402
 
 HDR_SIZE = 104
-SAMPLE = 9
-FINISHED_ROUND = 68
 
 
 class PerfFile:
@@ -100,12 +100,12 @@ def patch(raw, off, fmt, *vals):
 
 class _PipeAttrs:
     """The attrs of a pipe-mode file, from its PERF_RECORD_HEADER_ATTR
-    events, as perfdata.Recording has them."""
+    events, as Recording has them."""
 
     def __init__(self, f):
         self.attrs = []
         for off, typ, size in f.events:
-            if typ != 64:
+            if typ != HEADER_ATTR:
                 continue
             a = off + 8
             (type, asize, config, period, st, _, flags) = struct.unpack_from('<IIQQQQQ', f.raw, a)
@@ -117,20 +117,17 @@ class _PipeAttrs:
                                    regs_user=regs_user, stack_user=stack_user))
 
     def evsel_of(self, raw):
-        import perfdata
-        return perfdata.Recording.evsel_of(self, raw)
+        return Recording.evsel_of(self, raw)
 
 
 def _recording(f):
-    import perfdata
     if not hasattr(f, '_rec'):
-        f._rec = _PipeAttrs(f) if f.pipe else perfdata.Recording(f.path)
+        f._rec = _PipeAttrs(f) if f.pipe else Recording(f.path)
     return f._rec
 
 
 def sample_callchain(f, ev):
     """(offset in the file, nr) of the callchain nr of sample event ev."""
-    import perfdata
     rec = _recording(f)
     off, _, size = ev
     raw = f.raw[off:off + size]
@@ -138,7 +135,7 @@ def sample_callchain(f, ev):
         attr = rec.attrs[0]     # one layout: whichever event it is
     else:
         attr = rec.evsel_of(raw)
-    fields = perfdata.sample_fields(attr, raw)
+    fields = sample_fields(attr, raw)
     cc_off, nr = fields['callchain']
     return off + cc_off, nr
 

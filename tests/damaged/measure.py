@@ -23,8 +23,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(__file__))
 import damage as d                      # noqa: E402
 import common                           # noqa: E402
+import perf_script                      # noqa: E402
 
-SAMPLE_LINE = re.compile(rb'^ *\d+ +\d+\.\d+: *$', re.M)
 RECORDINGS = [os.path.join(common.REAL, 'defer-st.data'), os.path.join(common.REAL, 'fp-st.data')] + \
     [os.path.join(common.FIXTURES, 'guest-7.2', n + '.data')
      for n in ('st-defer', 'mt-defer', 'two-defer', 'sys-defer', 'exit-defer', 'deep300-defer')]
@@ -32,9 +32,10 @@ RECORDINGS = [os.path.join(common.REAL, 'defer-st.data'), os.path.join(common.RE
 
 def count(perf, path):
     """(samples printed, exit status) of perf script on path."""
-    r = subprocess.run([perf, 'script', '-i', path, '-F', 'tid,time'],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=300)
-    return len(SAMPLE_LINE.findall(r.stdout)), r.returncode
+    r = subprocess.run([perf, 'script', '-i', path, '-F', 'tid,time'], text=True,
+                       errors='replace', stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       timeout=300)
+    return len(perf_script.samples(r.stdout, 'tid,time')), r.returncode
 
 
 def whole_samples(f, upto):

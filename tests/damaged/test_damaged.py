@@ -9,42 +9,34 @@ loses the framing.  Each test checks which samples come out, the warning,
 the exit status and the perf report --stats counters (docs/robustness.md).
 """
 import os
-import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 from collections import Counter
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
 sys.path.insert(0, os.path.dirname(__file__))
 import common                                   # noqa: E402
+import perf_counters                            # noqa: E402
+import perf_report                              # noqa: E402
+import perf_script                              # noqa: E402
 import damage as d                              # noqa: E402
-import perfdata as pd                           # noqa: E402
+from deferred_scenario import USER_TEXT        # noqa: E402
+from perf_abi import S_IP, S_TID, S_TIME        # noqa: E402
+from perfdata_writer import Evsel, Writer       # noqa: E402
 
 PERF = common.PERF
 UPSTREAM = common.PERF_UPSTREAM
 DEFER_ST = os.path.join(common.REAL, 'defer-st.data')
 GUEST = os.path.join(common.FIXTURES, 'guest-7.2')
-SAMPLE_LINE = re.compile(r'^ *\d+ +\d+\.\d+: *$', re.M)
 
 
 def sample_times(out):
     """perf script -F tid,time: the samples, as [(tid, time)]."""
-    return [tuple(m.group(0).split()) for m in SAMPLE_LINE.finditer(out)]
+    return [(s.tid, s.time) for s in perf_script.samples(out, 'tid,time')]
 
 
-class Damaged(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        common.need(PERF)
-        cls.tmp = tempfile.mkdtemp(prefix='damaged-')
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
+class Damaged(common.PerfTestCase):
     def write(self, name, raw):
         p = os.path.join(self.tmp, name)
         with open(p, 'wb') as f:
@@ -66,7 +58,7 @@ class Damaged(unittest.TestCase):
     def stats(self, path):
         r = common.run([PERF, 'report', '-i', path, '--stats'], check=False)
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
-        return common.stats_block(r.stdout, 'Damaged input')
+        return perf_counters.block(r.stdout, 'Damaged input')
 
     def report(self, path):
         r = common.run([PERF, 'report', '-i', path, '--stdio', '--no-children'], check=False)
@@ -187,8 +179,7 @@ class Damaged(unittest.TestCase):
                      ['report', '--stdio', '--sort', 'cpu', '--no-children', '-g', 'none']):
             want = common.run([PERF] + args + ['-i', src]).stdout
             got = common.run([PERF] + args + ['-i', p]).stdout
-            strip = re.compile(r'^#.*\n', re.M)
-            self.assertEqual(strip.sub('', got), strip.sub('', want), args)
+            self.assertEqual(perf_report.body(got), perf_report.body(want), args)
         p = self.write('killed-nocpu.data', d.killed(d.PerfFile(DEFER_ST)))
         self.assertNotIn('CPU count:', self.script(p).stderr)
         self.assertEqual(self.stats(p)['CPUs from the samples'], 0)
@@ -197,10 +188,10 @@ class Damaged(unittest.TestCase):
         """A generated file cut at every 8th byte of its last events (and a
         few odd ones), the header's size matching the cut or not: exactly the
         whole samples come out, no crash."""
-        w = pd.Writer([pd.Evsel(sample_type=pd.S_IP | pd.S_TID | pd.S_TIME)], nr_cpus=1)
+        w = Writer([Evsel(sample_type=S_IP | S_TID | S_TIME)], nr_cpus=1)
         w.comm(100, 100, 'w', time=1)
         for i in range(12):
-            w.sample(pd.USER_TEXT[0] + i, 100, 100, 1000 + i)
+            w.sample(USER_TEXT[0] + i, 100, 100, 1000 + i)
         full = w.save(os.path.join(self.tmp, 'gen.data'))
         f = d.PerfFile(full)
         orig = self.original(full)
@@ -237,11 +228,7 @@ class Damaged(unittest.TestCase):
         """The same in two-event, -a (dummy tracking event) and pipe files."""
         for name in ('two-defer', 'sys-defer'):
             src = os.path.join(GUEST, name + '.data')
-            pipe = os.path.join(self.tmp, name + '.pipe')
-            with open(pipe, 'wb') as out:
-                subprocess.run([PERF, 'inject', '-i', src, '-o', '-'], stdout=out,
-                               stderr=subprocess.DEVNULL, check=True)
-            for path, is_pipe in ((src, False), (pipe, True)):
+            for path, is_pipe in ((src, False), (self.pipe_of(name), True)):
                 f = d.PerfFile(path)
                 orig = self.original(path, pipe=is_pipe)
                 ss = f.samples()
@@ -277,11 +264,7 @@ class Damaged(unittest.TestCase):
         the dummy event, pipe mode; upstream stops there (exit 242)."""
         for name in ('st-defer', 'two-defer', 'sys-defer'):
             src = os.path.join(GUEST, name + '.data')
-            pipe = os.path.join(self.tmp, name + '.pipe')
-            with open(pipe, 'wb') as out:
-                subprocess.run([PERF, 'inject', '-i', src, '-o', '-'], stdout=out,
-                               stderr=subprocess.DEVNULL, check=True)
-            for path, is_pipe in ((src, False), (pipe, True)):
+            for path, is_pipe in ((src, False), (self.pipe_of(name), True)):
                 f = d.PerfFile(path)
                 orig = self.original(path, pipe=is_pipe)
                 recs = [e for e in f.events if e[1] == 22]

@@ -1,25 +1,27 @@
 # SPDX-License-Identifier: GPL-2.0
 """Deferred callchain stitching on generated perf.data files.
 
-Every file is written by tests/lib/perfdata.py, which knows the ground
-truth: which user frames each sample must end with, in which order samples
-must come out, and what the "Deferred callchains:" counters must say.
+Every file is written by tests/lib (deferred_scenario.py, or event by
+event with perfdata_writer.py), which knows the ground truth: which user
+frames each sample must end with, in which order samples must come out,
+and what the "Deferred callchains:" counters must say.
 """
 import bisect
 import os
-import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
 import common                                   # noqa: E402
-import perfdata as pd                           # noqa: E402
-from perfdata import (CONTEXT_KERNEL, CONTEXT_USER_DEFERRED, KERNEL_TEXT,  # noqa: E402
-                      USER_TEXT, S_IP, S_TID, S_TIME, S_CPU, S_PERIOD,
-                      S_CALLCHAIN, S_IDENTIFIER)
+import perf_counters                            # noqa: E402
+import perf_report                              # noqa: E402
+import perf_script                              # noqa: E402
+from deferred_scenario import (KERNEL_TEXT, USER_TEXT, cookie_of,  # noqa: E402
+                               scenario, workload_path)
+from perf_abi import (CONTEXT_KERNEL, CONTEXT_USER_DEFERRED, S_CALLCHAIN,  # noqa: E402
+                      S_CPU, S_IDENTIFIER, S_IP, S_PERIOD, S_TID, S_TIME)
+from perfdata_writer import Evsel, Writer       # noqa: E402
 
 PERF = common.PERF
 UPSTREAM = common.PERF_UPSTREAM
@@ -27,63 +29,20 @@ U = USER_TEXT[0]
 K = KERNEL_TEXT + 0x1000
 ST = S_IP | S_TID | S_TIME | S_CPU | S_PERIOD | S_CALLCHAIN
 
-STAT_NAMES = {
-    'malformed records': 'malformed',
-    'deferred samples': 'samples',
-    'deferred records': 'records',
-    'stitched': 'stitched',
-    'stitched late': 'stitched_late',
-    'fell back (fp)': 'fallback_fp',
-    'fell back (sframe)': 'fallback_sframe',
-    'user stack lost': 'lost',
-    'of which task exited': 'exited',
-    'delivered out of order': 'delivered_late',
-    'evicted by cap': 'evicted',
-    'duplicate records': 'duplicates',
-    'orphan records': 'orphans',
-    'records without tid': 'no_tid',
-    'max pending': 'max_pending',
-    'max queued': 'max_queued',
-    'bad user entries dropped': 'bad_ips',
-    'damaged times not trusted': 'bad_times',
-    'max pending KiB': 'max_pending_kib',
-}
-
-
 def ns(t):
     return '%d.%09d' % (t // 10**9, t % 10**9)
 
 
-def parse_script(out):
+def parse_script(out, fields='tid,time,ip'):
     """perf script -F tid,time,ip --ns: [(tid, 'sec.nsec', [ips])]."""
-    res = []
-    cur = None
-    for line in out.splitlines():
-        if not line.strip():
-            continue
-        if not line.startswith('\t'):
-            f = line.split()
-            cur = (int(f[0]), f[1].rstrip(':'), [])
-            res.append(cur)
-        else:
-            cur[2].append(int(line.split()[0], 16))
-    return res
+    return [(s.tid, s.time, s.addrs) for s in perf_script.samples(out, fields)]
 
 
 def cookie(cpu, n):
-    return pd.cookie_of(cpu, n)
+    return cookie_of(cpu, n)
 
 
-class Base(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        common.need(PERF)
-        cls.tmp = tempfile.mkdtemp(prefix='deferred-gen-')
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
+class Base(common.PerfTestCase):
     def path(self, name):
         return os.path.join(self.tmp, self.id().rsplit('.', 1)[-1] + '-' + name)
 
@@ -103,13 +62,13 @@ class Base(unittest.TestCase):
 
     def samples(self, path, **kw):
         self.last_path = path
-        return parse_script(self.script(path, **kw).stdout)
+        return parse_script(self.script(path, **kw).stdout, kw.get('fields', 'tid,time,ip'))
 
     def stats(self, path, perf=PERF, env=None):
         r = common.run([perf, 'report', '--stats', '-i', path], env=env, timeout=120)
-        got = common.deferred_stats(r.stdout)
+        got = perf_counters.deferred(r.stdout)
         self.assertTrue(got, 'no "Deferred callchains:" section:\n' + r.stdout)
-        return {STAT_NAMES[k]: v for k, v in got.items() if k in STAT_NAMES}
+        return perf_counters.by_key(got)
 
     def assertSamples(self, got, truth):
         """Each sample exactly once, with the right frames, in time order but
@@ -127,7 +86,7 @@ class Base(unittest.TestCase):
             run[i:i + 1] = [k]
         moved = len(got) - len(run)
         if moved:
-            self.assertLessEqual(moved, self.stats(self.last_path).get('delivered_late', 0),
+            self.assertLessEqual(moved, self.stats(self.last_path).get('delivered_out_of_order', 0),
                                  'samples out of time order')
         for g, e in zip(sorted(got, key=key), exp):
             self.assertEqual((g[0], g[1]), (e.tid, ns(e.time)))
@@ -140,8 +99,10 @@ class Base(unittest.TestCase):
                 self.assertNotIn(ip, cookies, 'cookie %#x shown as an address' % ip)
 
     def assertStats(self, got, **want):
+        """@want by perf_counters.key() of the labels perf prints."""
         for k, v in want.items():
-            self.assertEqual(got.get(k), v, '%s: %s' % (k, got))
+            self.assertIn(k, got, 'no counter %s in "Deferred callchains:"' % k)
+            self.assertEqual(got[k], v, '%s: %s' % (k, got))
 
 
 # A stream whose file order is its time order: one CPU, no lagging buffer.
@@ -152,21 +113,21 @@ LINEAR = dict(nr_cpus=1, cross_cpu_fraction=0, lag_fraction=0)
 
 class TestGenerated(Base):
     def test_in_order(self):
-        sc = pd.scenario(threads=4, samples=1500, late_fraction=0, seed=2, **LINEAR)
+        sc = scenario(threads=4, samples=1500, late_fraction=0, seed=2, **LINEAR)
         p = sc.write(self.path('a.data'))
         self.assertSamples(self.samples(p), sc.truth)
-        self.assertStats(self.stats(p), samples=1500, stitched=1500, stitched_late=0,
-                         lost=0, duplicates=0, malformed=0, orphans=0,
-                         records=sc.stats['records'])
+        self.assertStats(self.stats(p), deferred_samples=1500, stitched=1500, stitched_late=0,
+                         user_stack_lost=0, duplicate_records=0, malformed_records=0, orphan_records=0,
+                         deferred_records=sc.stats['deferred_records'])
 
     def test_late(self):
-        sc = pd.scenario(threads=4, samples=1500, late_fraction=0.3, seed=3, **LINEAR)
+        sc = scenario(threads=4, samples=1500, late_fraction=0.3, seed=3, **LINEAR)
         p = sc.write(self.path('a.data'))
         self.assertSamples(self.samples(p), sc.truth)
         st = sc.stats
         self.assertGreater(st['stitched_late'], 50)
-        self.assertStats(self.stats(p), samples=st['samples'], stitched=st['stitched'],
-                         stitched_late=st['stitched_late'], lost=0, duplicates=0)
+        self.assertStats(self.stats(p), deferred_samples=st['deferred_samples'], stitched=st['stitched'],
+                         stitched_late=st['stitched_late'], user_stack_lost=0, duplicate_records=0)
         # Upstream 7.2 leaves the samples taken after their record unmerged.
         if os.path.exists(UPSTREAM):
             r = self.script(p, perf=UPSTREAM, check=False)
@@ -180,45 +141,45 @@ class TestGenerated(Base):
     def test_duplicate_record(self):
         # Tasks do not exit: a duplicate after its task's EXIT would not be
         # recognised (the task and its last cookie are forgotten at EXIT).
-        sc = pd.scenario(threads=3, samples=1200, dup_fraction=0.3, late_fraction=0.1,
-                         exit_threads=False, seed=4, **LINEAR)
+        sc = scenario(threads=3, samples=1200, dup_fraction=0.3, late_fraction=0.1,
+                      exit_threads=False, seed=4, **LINEAR)
         p = sc.write(self.path('a.data'))
         self.assertSamples(self.samples(p), sc.truth)
         st = sc.stats
-        self.assertGreater(st['duplicates'], 20)
-        self.assertStats(self.stats(p), duplicates=st['duplicates'], records=st['records'],
+        self.assertGreater(st['duplicate_records'], 20)
+        self.assertStats(self.stats(p), duplicate_records=st['duplicate_records'], deferred_records=st['deferred_records'],
                          stitched=st['stitched'], stitched_late=st['stitched_late'],
-                         orphans=0, lost=0)
+                         orphan_records=0, user_stack_lost=0)
 
     def test_missing_record(self):
-        sc = pd.scenario(threads=3, samples=1200, missing_fraction=0.2, seed=5, **LINEAR)
+        sc = scenario(threads=3, samples=1200, missing_fraction=0.2, seed=5, **LINEAR)
         p = sc.write(self.path('a.data'))
         got = self.samples(p)
         self.assertSamples(got, sc.truth)
         self.assertNoCookies(got, {t.cookie for t in sc.truth})
         st = sc.stats
-        self.assertGreater(st['lost'], 50)
-        self.assertStats(self.stats(p), lost=st['lost'], stitched=st['stitched'],
-                         fallback_fp=0, samples=st['samples'])
+        self.assertGreater(st['user_stack_lost'], 50)
+        self.assertStats(self.stats(p), user_stack_lost=st['user_stack_lost'], stitched=st['stitched'],
+                         fell_back_fp=0, deferred_samples=st['deferred_samples'])
         r = self.script(p, fields='tid,time,ip,sym')
-        self.assertEqual(r.stdout.count('[user stack lost]'), st['lost'])
+        self.assertEqual(r.stdout.count('[user stack lost]'), st['user_stack_lost'])
         self.assertIn('lost their user stack', r.stderr)
 
     def test_fp_fallback(self):
         """Missing records, samples with REGS_USER + STACK_USER: user frames
         come from a frame pointer walk of the snapshot."""
-        sc = pd.scenario(threads=2, samples=400, missing_fraction=0.2, regs_stack=True,
-                         seed=6, **LINEAR)
+        sc = scenario(threads=2, samples=400, missing_fraction=0.2, regs_stack=True,
+                      seed=6, **LINEAR)
         for t in sc.truth:
             if t.fate == 'lost':
                 t.fate = 'fp'
         p = sc.write(self.path('a.data'))
         # Exactly: perf no longer appends a libdw unwind of the snapshot.
         self.assertSamples(self.samples(p), sc.truth)
-        self.assertStats(self.stats(p), fallback_fp=sc.stats['lost'], lost=0)
+        self.assertStats(self.stats(p), fell_back_fp=sc.stats['user_stack_lost'], user_stack_lost=0)
 
     def test_task_exit(self):
-        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
         w.comm(100, 100, 'a', time=10)
         w.comm(100, 101, 'b', time=11)
         for i in range(5):
@@ -231,12 +192,12 @@ class TestGenerated(Base):
         p = w.save(self.path('a.data'))
         got = self.samples(p)
         self.assertEqual([g[2] for g in got], [[K, 0]] * 5 + [[U, U + 8]])
-        self.assertStats(self.stats(p), lost=5, exited=5, stitched=1)
+        self.assertStats(self.stats(p), user_stack_lost=5, of_which_task_exited=5, stitched=1)
 
     def test_window_overflow(self):
         """A record 2 s after its sample (beyond the 250 ms window): the
         sample is still stitched, delivered late and counted."""
-        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=2)
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=2)
         t0 = 10**9
         w.sample(K, 100, 100, t0, cpu=1,
                  callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, cookie(1, 1)])
@@ -261,7 +222,7 @@ class TestGenerated(Base):
         self.assertEqual(len(late), 1)
         self.assertEqual(late[0][2], [K, U, U + 8])
         self.assertTrue(all(g[2] == [K + 8, U + 16] for g in got if g[0] == 200))
-        self.assertStats(self.stats(p), stitched=301, delivered_late=1, lost=0)
+        self.assertStats(self.stats(p), stitched=301, delivered_out_of_order=1, user_stack_lost=0)
 
     def test_late_beyond_window(self):
         """A sample 400 ms after its own record, same cookie (a task that sat
@@ -269,7 +230,7 @@ class TestGenerated(Base):
         7.2): the record is kept until evidence ends its kernel entry, not
         for a window, so the sample is stitched late.  Other tasks' samples
         move the clock meanwhile.  Found on 1b89e7a: "[user stack lost]"."""
-        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
         t0 = 10**9
         ck = cookie(0, 1)
         w.sample(K, 100, 100, t0, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, ck])
@@ -299,12 +260,12 @@ class TestGenerated(Base):
         got = [g for g in self.samples(p) if g[0] == 100]
         self.assertEqual([g[2] for g in got], [[K, U, U + 8], [K + 16, U, U + 8],
                                                [K, 0], [K + 24, 0]])
-        self.assertStats(self.stats(p), stitched=61, stitched_late=1, lost=2)
+        self.assertStats(self.stats(p), stitched=61, stitched_late=1, user_stack_lost=2)
 
     def _outlier_file(self, name, outlier):
         """Task 100 waits 60 ms for its record while task 200 runs; one
         sample of task 300 at time @outlier comes in between."""
-        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
         t0 = 10**9
         a = cookie(0, 1)
         w.sample(K, 100, 100, t0, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, a])
@@ -331,15 +292,15 @@ class TestGenerated(Base):
         waiting sample left the queue and came out late."""
         p = self._outlier_file('a.data', 1 << 62)
         st = self.stats(p)
-        self.assertStats(st, bad_times=1, delivered_late=0, stitched=31, lost=1)
+        self.assertStats(st, damaged_times_not_trusted=1, delivered_out_of_order=0, stitched=31, user_stack_lost=1)
         got = [g for g in self.samples(p) if g[0] != 300]
         self.assertEqual(got[0][:2], (100, ns(10**9)))
         self.assertEqual(got[0][2], [K, U, U + 8])
         # the same stream without the outlier
         clean = self.stats(self._outlier_file('b.data', 0))
-        self.assertStats(clean, bad_times=0, delivered_late=0, stitched=31, lost=0)
+        self.assertStats(clean, damaged_times_not_trusted=0, delivered_out_of_order=0, stitched=31, user_stack_lost=0)
         # an idle gap of 10 s: the events after it agree, the clock follows
-        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
         for i in range(20):
             t = 10**9 + i * 5 * 10**6 + (10 * 10**9 if i >= 10 else 0)
             c = cookie(0, 1 + i)
@@ -347,7 +308,7 @@ class TestGenerated(Base):
             w.deferred(c, [U], 200, 200, t + 500)
             w.finished_round()
         gap = w.save(self.path('c.data'))
-        self.assertStats(self.stats(gap), bad_times=0, delivered_late=0, stitched=20)
+        self.assertStats(self.stats(gap), damaged_times_not_trusted=0, delivered_out_of_order=0, stitched=20)
 
     def test_config_refused(self):
         """Nonsense stitching knobs are refused with a message, never
@@ -363,26 +324,31 @@ class TestGenerated(Base):
             self.assertIn('Invalid call-graph.%s value' % key, r.stderr)
             self.assertEqual(len(parse_script(r.stdout)), 2)
 
+    def all_waiting(self, n):
+        """@n tasks' samples, each waiting for its record: the records come
+        after all of them."""
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        for i in range(n):
+            w.sample(K, 1000 + i, 1000 + i, 10**6 + i * 1000,
+                     callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, cookie(0, i + 1)])
+        for i in range(n):
+            w.deferred(cookie(0, i + 1), [U + i], 1000 + i, 1000 + i, 10**7 + i * 1000)
+        w.finished_round()
+        return w.save(self.path('a.data'))
+
     def test_pending_cap(self):
         cfg = self.path('perfconfig')
         with open(cfg, 'w') as f:
             f.write('[call-graph]\n\tdefer-max-pending = 100\n\tdefer-window = 5000\n'
                     '\tdefer-queue = 100000\n')
         env = dict(os.environ, PERF_CONFIG=cfg)
-        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
-        for i in range(300):
-            w.sample(K, 1000 + i, 1000 + i, 10**6 + i * 1000,
-                     callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, cookie(0, i + 1)])
-        for i in range(300):
-            w.deferred(cookie(0, i + 1), [U + i], 1000 + i, 1000 + i, 10**7 + i * 1000)
-        w.finished_round()
-        p = w.save(self.path('a.data'))
+        p = self.all_waiting(300)
         got = self.samples(p, env=env)
         self.assertEqual(len(got), 300)
         self.assertEqual([g[2] for g in got[:200]], [[K, 0]] * 200)
         self.assertEqual([g[2] for g in got[200:]], [[K, U + i] for i in range(200, 300)])
-        self.assertStats(self.stats(p, env=env), evicted=200, lost=200, stitched=100,
-                         max_pending=101, orphans=200)
+        self.assertStats(self.stats(p, env=env), evicted_by_cap=200, user_stack_lost=200, stitched=100,
+                         max_pending=101, orphan_records=200)
         r = self.script(p, env=env)
         self.assertIn('defer-max-pending', r.stderr)
 
@@ -390,16 +356,9 @@ class TestGenerated(Base):
         """call-graph.defer-memory bounds the bytes of the waiting samples
         (with their snapshots), in a unit a user understands; nonsense is
         refused with a message."""
-        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
-        for i in range(300):
-            w.sample(K, 1000 + i, 1000 + i, 10**6 + i * 1000,
-                     callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, cookie(0, i + 1)])
-        for i in range(300):
-            w.deferred(cookie(0, i + 1), [U + i], 1000 + i, 1000 + i, 10**7 + i * 1000)
-        w.finished_round()
-        p = w.save(self.path('a.data'))
+        p = self.all_waiting(300)
         st = self.stats(p)
-        self.assertStats(st, evicted=0, stitched=300)
+        self.assertStats(st, evicted_by_cap=0, stitched=300)
         per = st['max_pending_kib'] * 1024 / 300.0       # bytes per waiting sample
         cfg = self.path('perfconfig')
         with open(cfg, 'w') as f:
@@ -409,8 +368,8 @@ class TestGenerated(Base):
         kept = int(16384 // per)
         self.assertLessEqual(st['max_pending_kib'], 16)
         self.assertAlmostEqual(st['stitched'], kept, delta=3)
-        self.assertEqual(st['evicted'] + st['stitched'], 300)
-        self.assertEqual(st['lost'], st['evicted'])
+        self.assertEqual(st['evicted_by_cap'] + st['stitched'], 300)
+        self.assertEqual(st['user_stack_lost'], st['evicted_by_cap'])
         r = self.script(p, env=env)
         self.assertIn('call-graph.defer-memory', r.stderr)
         for bad in ('-5', '12Q', '0', 'M'):
@@ -426,9 +385,9 @@ class TestGenerated(Base):
             self.assertNotIn('Invalid', r.stderr)
 
     def test_cross_cpu(self):
-        sc = pd.scenario(threads=6, samples=2000, late_fraction=0.1, cross_cpu_fraction=0.5,
-                         lag_fraction=0.3, missing_fraction=0.05, dup_fraction=0.05,
-                         nr_cpus=2, seed=7)
+        sc = scenario(threads=6, samples=2000, late_fraction=0.1, cross_cpu_fraction=0.5,
+                      lag_fraction=0.3, missing_fraction=0.05, dup_fraction=0.05,
+                      nr_cpus=2, seed=7)
         p = sc.write(self.path('a.data'))
         got = self.samples(p)
         self.assertSamples(got, sc.truth)
@@ -436,8 +395,8 @@ class TestGenerated(Base):
 
     def test_cross_cpu_dummy_event(self):
         """perf record -a: records carry the dummy tracking event's id."""
-        sc = pd.scenario(threads=4, samples=800, late_fraction=0.1, cross_cpu_fraction=0.5,
-                         nr_cpus=2, seed=8)
+        sc = scenario(threads=4, samples=800, late_fraction=0.1, cross_cpu_fraction=0.5,
+                      nr_cpus=2, seed=8)
         p = sc.write(self.path('a.data'), dummy=True)
         self.assertSamples(self.samples(p), sc.truth)
 
@@ -447,19 +406,19 @@ class TestGenerated(Base):
         (stats_setup() inited its tool with ordered_events=false) and its
         counters disagreed with the samples delivered on cross-CPU files;
         fixed in main by 488138e."""
-        sc = pd.scenario(threads=3, samples=200, late_fraction=0.2, missing_fraction=0.1,
-                         dup_fraction=0.1, seed=1)
+        sc = scenario(threads=3, samples=200, late_fraction=0.2, missing_fraction=0.1,
+                      dup_fraction=0.1, seed=1)
         p = sc.write(self.path('a.data'))
         self.assertSamples(self.samples(p), sc.truth)       # passes
         st = sc.stats
         self.assertStats(self.stats(p), stitched=st['stitched'],
-                         stitched_late=st['stitched_late'], lost=st['lost'])
+                         stitched_late=st['stitched_late'], user_stack_lost=st['user_stack_lost'])
 
     def test_two_events_share_cookie(self):
         st = ST | S_IDENTIFIER
-        evs = [pd.Evsel(ids=(1,), sample_type=st, defer=True),
-               pd.Evsel(ids=(2,), config=2, sample_type=st, defer=True, defer_output=False)]
-        w = pd.Writer(evs, nr_cpus=1)
+        evs = [Evsel(ids=(1,), sample_type=st, defer=True),
+               Evsel(ids=(2,), config=2, sample_type=st, defer=True, defer_output=False)]
+        w = Writer(evs, nr_cpus=1)
         ck = cookie(0, 1)
         w.sample(K, 100, 100, 1000, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, ck],
                  evsel=0)
@@ -473,15 +432,15 @@ class TestGenerated(Base):
         got = self.samples(p)
         self.assertEqual([g[2] for g in got], [[K, U, U + 8], [K + 8, U, U + 8],
                                                [K, U, U + 8]])
-        self.assertStats(self.stats(p), stitched=2, stitched_late=1, records=1)
+        self.assertStats(self.stats(p), stitched=2, stitched_late=1, deferred_records=1)
         # and a generated stream with both events
-        sc = pd.scenario(threads=3, samples=600, late_fraction=0.2, two_events=True, seed=9)
+        sc = scenario(threads=3, samples=600, late_fraction=0.2, two_events=True, seed=9)
         p = sc.write(self.path('b.data'))
         self.assertSamples(self.samples(p), sc.truth)
 
     def test_pipe_mode(self):
-        sc = pd.scenario(threads=4, samples=1000, late_fraction=0.2, missing_fraction=0.05,
-                         cross_cpu_fraction=0.3, seed=10)
+        sc = scenario(threads=4, samples=1000, late_fraction=0.2, missing_fraction=0.05,
+                      cross_cpu_fraction=0.3, seed=10)
         p = sc.write(self.path('a.pipe'), pipe=True)
         got = self.samples(p, pipe=True)
         self.assertSamples(got, sc.truth)
@@ -492,8 +451,8 @@ class TestGenerated(Base):
         which is still empty for a pipe, so records came behind the EXITs
         of their tasks (two-defer guest fixture: 157 lost, 382 late, against
         0 and 429)."""
-        sc = pd.scenario(threads=4, samples=1000, late_fraction=0.2, missing_fraction=0.05,
-                         cross_cpu_fraction=0.5, lag_fraction=0.3, seed=12)
+        sc = scenario(threads=4, samples=1000, late_fraction=0.2, missing_fraction=0.05,
+                      cross_cpu_fraction=0.5, lag_fraction=0.3, seed=12)
         f = sc.write(self.path('a.data'))
         p = sc.write(self.path('a.pipe'), pipe=True)
         want = self.stats(f)
@@ -501,15 +460,14 @@ class TestGenerated(Base):
             r = subprocess.run([PERF, 'report', '--stats', '-i', '-'], stdin=pipe,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                timeout=120)
-        got = {STAT_NAMES[k]: v for k, v in common.deferred_stats(r.stdout).items()
-               if k in STAT_NAMES}
+        got = perf_counters.by_key(perf_counters.deferred(r.stdout))
         self.assertEqual(got, want)
-        self.assertEqual(got['lost'], sc.stats['lost'])
+        self.assertEqual(got['user_stack_lost'], sc.stats['user_stack_lost'])
         self.assertEqual(got['stitched_late'], sc.stats['stitched_late'])
 
     def test_cross_endian(self):
-        sc = pd.scenario(threads=4, samples=1000, late_fraction=0.2, missing_fraction=0.05,
-                         dup_fraction=0.05, seed=11)
+        sc = scenario(threads=4, samples=1000, late_fraction=0.2, missing_fraction=0.05,
+                      dup_fraction=0.05, seed=11)
         p = sc.write(self.path('be.data'), endian='>')
         self.assertSamples(self.samples(p), sc.truth)
 
@@ -520,8 +478,8 @@ class TestGenerated(Base):
         needs_swap, so the u32 pairs of a swapped stream stay swapped: every
         sample and record reads pid/tid as tid/pid ("1002/1000"), all threads
         of a process look like one task, and stitching goes wrong."""
-        sc = pd.scenario(threads=4, samples=1000, late_fraction=0.2, missing_fraction=0.05,
-                         dup_fraction=0.05, seed=11)
+        sc = scenario(threads=4, samples=1000, late_fraction=0.2, missing_fraction=0.05,
+                      dup_fraction=0.05, seed=11)
         p = sc.write(self.path('be.pipe'), endian='>', pipe=True)
         self.assertSamples(self.samples(p, pipe=True), sc.truth)
 
@@ -529,7 +487,7 @@ class TestGenerated(Base):
              after=True):
         """One deferred sample and one record (in time order in the file),
         then a normal pair after them."""
-        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
         ck = cookie(0, 1)
         if rec_time < sample_time:
             w.deferred(ck, list(ips), 100, 100, rec_time, **rec_kw)
@@ -553,7 +511,7 @@ class TestGenerated(Base):
         p = self._one('a.data', {}, ips=[U, bad[0], U + 8, bad[1], bad[2], U + 16])
         got = self.samples(p)
         self.assertEqual([g[2] for g in got], [[K, U, U + 8, U + 16], [K, U + 32]])
-        self.assertStats(self.stats(p), stitched=2, lost=0, bad_ips=3, malformed=0)
+        self.assertStats(self.stats(p), stitched=2, user_stack_lost=0, bad_user_entries_dropped=3, malformed_records=0)
         r = common.run([PERF, 'report', '--stdio', '-i', p, '-g', 'caller',
                         '--sort', 'sym'])
         self.assertNotIn('0xffffffffffffff00', r.stdout)
@@ -562,7 +520,7 @@ class TestGenerated(Base):
         p = self._one('a.data', {}, ips=())
         got = self.samples(p)
         self.assertEqual([g[2] for g in got], [[K], [K, U + 32]])
-        self.assertStats(self.stats(p), stitched=2, lost=0, malformed=0)
+        self.assertStats(self.stats(p), stitched=2, user_stack_lost=0, malformed_records=0)
 
     def test_nr_510_and_above(self):
         for n in (510, 511, 1000):
@@ -571,7 +529,7 @@ class TestGenerated(Base):
             got = self.samples(p, extra=['--max-stack', '4096'])
             self.assertEqual(got[0][2], [K] + ips, 'nr=%d' % n)
             self.assertEqual(got[1][2], [K, U + 32])
-            self.assertStats(self.stats(p), stitched=2, malformed=0)
+            self.assertStats(self.stats(p), stitched=2, malformed_records=0)
 
     def test_nr_larger_than_record(self):
         """nr says 100, 2 ips follow: a warning, a counter, the rest of the
@@ -586,7 +544,7 @@ class TestGenerated(Base):
         got = parse_script(r.stdout)
         self.assertEqual([g[2] for g in got], [[K, 0], [K, U + 32]])
         self.assertIn('bad CALLCHAIN_DEFERRED', r.stderr)
-        self.assertStats(self.stats(p), malformed=1, stitched=1, lost=1)
+        self.assertStats(self.stats(p), malformed_records=1, stitched=1, user_stack_lost=1)
         if os.path.exists(UPSTREAM):
             self.script(p, perf=UPSTREAM, check=False)      # must not fail us
 
@@ -594,7 +552,7 @@ class TestGenerated(Base):
         p = self._one('a.data', {'nr': 3000})
         got = self.samples(p)
         self.assertEqual([g[2] for g in got], [[K, 0], [K, U + 32]])
-        self.assertStats(self.stats(p), malformed=1)
+        self.assertStats(self.stats(p), malformed_records=1)
         if os.path.exists(UPSTREAM):
             self.script(p, perf=UPSTREAM, check=False)      # SIGBUS in 7.2
 
@@ -602,21 +560,21 @@ class TestGenerated(Base):
         p = self._one('a.data', {'nr': (1 << 61) - 1})
         got = self.samples(p)
         self.assertEqual([g[2] for g in got], [[K, 0], [K, U + 32]])
-        self.assertStats(self.stats(p), malformed=1)
+        self.assertStats(self.stats(p), malformed_records=1)
 
     def test_truncated_record(self):
         for size in (16, 24, 32):
             p = self._one('t%d.data' % size, {'truncate': size})
             got = self.samples(p)
             self.assertEqual([g[2] for g in got], [[K, 0], [K, U + 32]], 'size %d' % size)
-            self.assertStats(self.stats(p), malformed=1, stitched=1, lost=1)
+            self.assertStats(self.stats(p), malformed_records=1, stitched=1, user_stack_lost=1)
             if os.path.exists(UPSTREAM):
                 self.script(p, perf=UPSTREAM, check=False)
 
     def test_lost_event_between(self):
         """A PERF_RECORD_LOST between a sample and its record changes
         nothing for stitching; perf counts it."""
-        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
         ck = cookie(0, 1)
         w.sample(K, 100, 100, 1000, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, ck])
         w.lost(7, time=1500)
@@ -628,7 +586,7 @@ class TestGenerated(Base):
         self.assertRegex(r.stdout, r'LOST events:\s+1\b')
 
     def test_cookie_never_seen(self):
-        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
         w.sample(K, 100, 100, 1000, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
                                                cookie(0, 1)])
         w.deferred(cookie(0, 1), [U], 100, 100, 2000)
@@ -637,10 +595,10 @@ class TestGenerated(Base):
         p = w.save(self.path('b.data'))
         got = self.samples(p)
         self.assertEqual([g[2] for g in got], [[K, U]])
-        self.assertStats(self.stats(p), stitched=1, orphans=1, records=2)
+        self.assertStats(self.stats(p), stitched=1, orphan_records=1, deferred_records=2)
 
     def test_cookie_of_another_task(self):
-        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
         ck = cookie(0, 1)
         w.sample(K, 100, 100, 1000, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, ck])
         w.deferred(ck, [U], 200, 200, 2000)       # task 200, cookie of task 100
@@ -652,7 +610,7 @@ class TestGenerated(Base):
         got = self.samples(p)
         self.assertEqual([g[2] for g in got], [[K, 0], [K, U + 8]])
         self.assertNoCookies(got, {ck})
-        self.assertStats(self.stats(p), stitched=1, lost=1, orphans=1)
+        self.assertStats(self.stats(p), stitched=1, user_stack_lost=1, orphan_records=1)
 
     def test_record_before_sample(self):
         p = self._one('a.data', {}, sample_time=2500, rec_time=2000)
@@ -663,7 +621,7 @@ class TestGenerated(Base):
     def test_no_sample_id_all(self):
         """Without sample_id_all records have no tid: nothing can be
         stitched, but every sample comes out once, without a cookie."""
-        sc = pd.scenario(threads=3, samples=600, late_fraction=0.1, seed=12)
+        sc = scenario(threads=3, samples=600, late_fraction=0.1, seed=12)
         p = sc.write(self.path('a.data'), sample_id_all=False)
         got = self.samples(p)
         self.assertEqual(len(got), len(sc.truth))
@@ -672,7 +630,7 @@ class TestGenerated(Base):
         self.assertNoCookies(got, {t.cookie for t in sc.truth})
         for g, t in zip(sorted(got), sorted(sc.truth, key=lambda t: (t.tid, ns(t.time)))):
             self.assertEqual(g[2], list(t.kernel) + [0])
-        self.assertStats(self.stats(p), lost=600, stitched=0, no_tid=sc.stats['records'])
+        self.assertStats(self.stats(p), user_stack_lost=600, stitched=0, records_without_tid=sc.stats['deferred_records'])
 
     @unittest.expectedFailure
     def test_comm_mmap_after_held_sample(self):
@@ -681,10 +639,10 @@ class TestGenerated(Base):
         events are not held: a held sample of another task is resolved
         against that task's state after its exec (new comm, new maps).
         Upstream 7.2 gets this file right."""
-        w = pd.Writer([pd.Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
+        w = Writer([Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
                                 defer=True)], nr_cpus=1)
         w.comm(100, 100, 'oldname', time=1000)
-        w.mmap2(100, 100, U, 0x1000, 0x1000, pd.workload_path(), time=1001)
+        w.mmap2(100, 100, U, 0x1000, 0x1000, workload_path(), time=1001)
         w.comm(200, 200, 'other', time=1002)
         t = 10**6
         c1, c2 = cookie(0, 1), cookie(0, 2)
@@ -697,8 +655,9 @@ class TestGenerated(Base):
         w.finished_round()
         p = w.save(self.path('a.data'))
         out = self.script(p, fields='comm,tid,ip,sym,dso').stdout
-        line = [ln for ln in out.splitlines() if ' 100 ' in ln + ' ']
-        self.assertTrue(line and 'oldname' in line[0], out)
+        comms = [s.comm for s in perf_script.samples(out, 'comm,tid,ip,sym,dso')
+                 if s.tid == 100]
+        self.assertTrue(comms and comms[0] == 'oldname', out)
         self.assertIn('do_cheap_syscalls', out)
 
     @unittest.expectedFailure
@@ -708,7 +667,7 @@ class TestGenerated(Base):
         accepted record and an orphan, not as a duplicate: the task, with
         its last cookie, was forgotten at EXIT (and is created again, for
         good, by the duplicate)."""
-        w = pd.Writer([pd.Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
         ck = cookie(0, 1)
         w.sample(K, 100, 101, 900, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, ck])
         w.deferred(ck, [U], 100, 101, 1000)
@@ -722,7 +681,7 @@ class TestGenerated(Base):
         w.finished_round()
         p = w.save(self.path('a.data'))
         self.assertEqual([g[2] for g in self.samples(p)], [[K, U], [K, U + 8]])
-        self.assertStats(self.stats(p), duplicates=1, records=2, orphans=0)
+        self.assertStats(self.stats(p), duplicate_records=1, deferred_records=2, orphan_records=0)
 
     def test_lost_frame_symoff(self):
         """Found on f0be685 (ours only, severe), fixed in main by 425f02f:
@@ -732,7 +691,7 @@ class TestGenerated(Base):
         whenever symoff is printed, which plain `perf script` does by
         default: any file where one user stack was lost (a task exiting
         in the kernel is enough) crashes perf script."""
-        sc = pd.scenario(threads=2, samples=100, missing_fraction=0.3, seed=13, **LINEAR)
+        sc = scenario(threads=2, samples=100, missing_fraction=0.3, seed=13, **LINEAR)
         p = sc.write(self.path('a.data'))
         r = common.run([PERF, 'script', '-i', p], check=False)
         self.assertEqual(r.returncode, 0, 'plain perf script: %d' % r.returncode)
@@ -753,11 +712,11 @@ class TestGenerated(Base):
         samples come out before the older sample of task 300 that was still
         waiting (time order child1, child2, other instead of other, child1,
         child2)."""
-        w = pd.Writer([pd.Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
+        w = Writer([Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
                                 defer=True)], nr_cpus=1)
         t = 10**6
         w.comm(100, 100, 'parent', time=10)
-        w.mmap2(100, 100, U, 0x1000, 0x1000, pd.workload_path(), time=11)
+        w.mmap2(100, 100, U, 0x1000, 0x1000, workload_path(), time=11)
         w.comm(300, 300, 'other', time=12)
         w.sample(K, 300, 300, t, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
                                             cookie(0, 1)])
@@ -774,7 +733,7 @@ class TestGenerated(Base):
         w.finished_round()
         p = w.save(self.path('a.data'))
         out = self.script(p, fields='comm,tid,ip').stdout
-        comms = [ln.split()[0] for ln in out.splitlines() if ln and not ln.startswith('\t')]
+        comms = [s.comm for s in perf_script.samples(out, 'comm,tid,ip')]
         self.assertEqual(comms, ['other', 'child1', 'child2'], out)
 
     def test_sample_nr_past_the_event(self):
@@ -784,7 +743,7 @@ class TestGenerated(Base):
         PERF_CONTEXT_USER_DEFERRED before its OVERFLOW_CHECK, and perf
         segfaulted (perf-upstream still does).  Without defer_callchain the same
         file gives "can't parse sample" (exit 242), no crash."""
-        w = pd.Writer([pd.Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
+        w = Writer([Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
                                 defer=True)], nr_cpus=1)
         raw = bytearray(w.sample(K, 100, 100, 1000, callchain=[
             CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, cookie(0, 1)]))
@@ -819,8 +778,7 @@ class TestReportViews(Base):
 
     def check_views(self, path, lost):
         for view in self.VIEWS:
-            out = self.report(path, view)
-            body = '\n'.join(ln for ln in out.splitlines() if not ln.startswith('#'))
+            body = perf_report.body(self.report(path, view))
             self.assertNotRegex(body, r'0xffff[0-9a-f]{12}',
                                 '%s: a kernel frame unresolved' % view)
             self.assertNotIn('0000000000000000', body, view)
@@ -831,25 +789,25 @@ class TestReportViews(Base):
                 self.assertNotIn('[user stack lost]', body, view)
 
     def test_lost_and_late(self):
-        sc = pd.scenario(threads=3, samples=600, late_fraction=0.3, missing_fraction=0.2,
-                         seed=21, **LINEAR)
+        sc = scenario(threads=3, samples=600, late_fraction=0.3, missing_fraction=0.2,
+                      seed=21, **LINEAR)
         st = sc.stats
-        self.assertGreater(st['lost'], 20)
+        self.assertGreater(st['user_stack_lost'], 20)
         self.assertGreater(st['stitched_late'], 20)
         p = sc.write(self.path('a.data'))
         self.assertSamples(self.samples(p), sc.truth)
         self.check_views(p, lost=True)
 
     def test_fallback(self):
-        sc = pd.scenario(threads=2, samples=400, late_fraction=0.2, missing_fraction=0.2,
-                         regs_stack=True, seed=22, **LINEAR)
+        sc = scenario(threads=2, samples=400, late_fraction=0.2, missing_fraction=0.2,
+                      regs_stack=True, seed=22, **LINEAR)
         p = sc.write(self.path('a.data'))
-        self.assertStats(self.stats(p), fallback_fp=sc.stats['lost'], lost=0)
+        self.assertStats(self.stats(p), fell_back_fp=sc.stats['user_stack_lost'], user_stack_lost=0)
         self.check_views(p, lost=False)
 
     def test_lost_frame_children_entry(self):
         """--children: the lost frame is an entry of its own, by name."""
-        sc = pd.scenario(threads=2, samples=300, missing_fraction=0.3, seed=23, **LINEAR)
+        sc = scenario(threads=2, samples=300, missing_fraction=0.3, seed=23, **LINEAR)
         p = sc.write(self.path('a.data'))
         out = self.report(p, ['--children', '-g', 'none'])
         lines = [ln for ln in out.splitlines() if '[user stack lost]' in ln]

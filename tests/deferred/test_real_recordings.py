@@ -8,12 +8,13 @@ samples were taken in the unwind path and are timestamped after their own
 record, and upstream merges none of them.
 """
 import os
-import re
 import shutil
-import tempfile
 import unittest
 
 import common
+import perf_counters
+import perf_dump
+import perf_script
 
 DEFER = os.path.join(common.REAL, 'defer-st.data')
 FP = os.path.join(common.REAL, 'fp-st.data')
@@ -21,37 +22,24 @@ FP = os.path.join(common.REAL, 'fp-st.data')
 
 def parse_script(text):
     """perf script output -> [(header line, [frame lines])]."""
-    samples = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        if line[0] in ' \t':
-            samples[-1][1].append(line.strip())
-        else:
-            samples.append((line, []))
-    return samples
+    return [(s.head, [f.line for f in s.frames]) for s in perf_script.samples(text)]
 
 
-class RealRecordings(unittest.TestCase):
+class RealRecordings(common.PerfTestCase):
+    need_upstream = True
+
     @classmethod
     def setUpClass(cls):
-        common.need(common.PERF)
-        common.need(common.PERF_UPSTREAM)
-        cls.tmp = tempfile.mkdtemp()
+        super().setUpClass()
         symfs = os.path.join(cls.tmp, 'symfs')
         os.makedirs(os.path.join(symfs, 'in'))
         shutil.copy(os.path.join(common.REAL, 'workload'), os.path.join(symfs, 'in'))
         cls.args = ['--kallsyms', common.kallsyms(cls.tmp), '--symfs', symfs]
         cls.ours = common.run([common.PERF, 'script', '-i', DEFER] + cls.args).stdout
         cls.up = common.run([common.PERF_UPSTREAM, 'script', '-i', DEFER] + cls.args).stdout
-        cls.stats = common.deferred_stats(common.run([common.PERF, 'report', '--stats', '-i', DEFER]).stdout)
-        raw = common.run([common.PERF, 'report', '-D', '-i', DEFER]).stdout
-        cls.cookies = set(int(c, 16) for c in
-                          re.findall(r'PERF_RECORD_CALLCHAIN_DEFERRED\(.*?\): \d+/\d+: (0x[0-9a-f]+)', raw))
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
+        cls.stats = perf_counters.deferred(common.run([common.PERF, 'report', '--stats', '-i', DEFER]).stdout)
+        cls.cookies = {e.cookie for e in perf_dump.dump(common.PERF, DEFER,
+                                                       types=('CALLCHAIN_DEFERRED',))}
 
     def test_every_sample_once(self):
         self.assertEqual(len(parse_script(self.ours)), 6756)
@@ -77,7 +65,7 @@ class RealRecordings(unittest.TestCase):
                 self.assertNotIn('user stack lost', f)
 
     def test_time_order(self):
-        times = [float(re.search(r' (\d+\.\d+):', h).group(1)) for h, _ in parse_script(self.ours)]
+        times = [float(s.time) for s in perf_script.samples(self.ours)]
         self.assertEqual(times, sorted(times))
 
     def test_stats(self):

@@ -2,31 +2,22 @@
 """perf record with --call-graph ...,defer on this host, and the warning for
 a deferred record that does not fit: what perf says and what it records."""
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
 import common                                   # noqa: E402
-import perfdata as pd                           # noqa: E402
-from perfdata import CONTEXT_KERNEL, CONTEXT_USER_DEFERRED, KERNEL_TEXT, USER_TEXT  # noqa: E402
+from deferred_scenario import KERNEL_TEXT, USER_TEXT, cookie_of  # noqa: E402
+from perf_abi import (CONTEXT_KERNEL, CONTEXT_USER_DEFERRED, S_CALLCHAIN,  # noqa: E402
+                      S_IP, S_TID, S_TIME)
+from perfdata_writer import Evsel, Writer       # noqa: E402
 
 PERF = common.PERF
 WORK = ['sh', '-c', 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done']
 CANNOT_DEFER = 'The kernel cannot defer user callchains'
 
 
-class Record(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        common.need(PERF)
-        cls.tmp = tempfile.mkdtemp(prefix='deferred-record.')
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
+class Record(common.PerfTestCase):
     def record(self, cg, name):
         out = os.path.join(self.tmp, name)
         r = common.run([PERF, 'record', '-e', 'cpu-clock', '-c', '100000',
@@ -75,12 +66,12 @@ class Record(unittest.TestCase):
     def test_bad_record_reason(self):
         """The warning for a deferred record whose nr does not fit names the
         numbers."""
-        w = pd.Writer([pd.Evsel(sample_type=pd.S_IP | pd.S_TID | pd.S_TIME |
-                                pd.S_CALLCHAIN, defer=True)], nr_cpus=1)
+        w = Writer([Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
+                          defer=True)], nr_cpus=1)
         k, u = KERNEL_TEXT + 0x1000, USER_TEXT[0]
         w.sample(k, 100, 100, 1000, callchain=[CONTEXT_KERNEL, k, CONTEXT_USER_DEFERRED,
-                                               pd.cookie_of(0, 1)])
-        w.deferred(pd.cookie_of(0, 1), [u, u + 8], 100, 100, 2000, nr=1000)
+                                               cookie_of(0, 1)])
+        w.deferred(cookie_of(0, 1), [u, u + 8], 100, 100, 2000, nr=1000)
         w.finished_round()
         p = w.save(os.path.join(self.tmp, 'bad.data'))
         r = common.run([PERF, 'script', '-i', p])

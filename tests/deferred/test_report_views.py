@@ -7,44 +7,27 @@ Found on 1b89e7a (ours only; upstream 0): `perf report --children` and any
 `-g caller` showed the kernel frames of samples whose user stack was lost as
 "[unknown] [.] 0xffffffff..." and the lost frame as "[.] 0000000000000000",
 10-11 entries on the mt, sys and deep600 fixtures."""
-import gzip
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
 import common                                   # noqa: E402
+import perf_counters                            # noqa: E402
 
-FIX = os.path.join(common.FIXTURES, 'guest-7.2')
+FIX = common.GUEST_FIXTURES
 FILES = ('st-defer', 'mt-defer', 'deep600-defer', 'exit-defer', 'sys-defer', 'two-defer')
 VIEWS = common.REPORT_VIEWS
 KERNEL_HEX = re.compile(r'0xffff[0-9a-f]{12}')
 
 
-def gunzip(src, dst):
-    with gzip.open(src, 'rb') as f, open(dst, 'wb') as o:
-        shutil.copyfileobj(f, o)
-
-
-class GuestReportViews(unittest.TestCase):
+class GuestReportViews(common.PerfTestCase):
     @classmethod
     def setUpClass(cls):
-        common.need(common.PERF)
-        cls.tmp = tempfile.mkdtemp(prefix='deferred-views.')
-        cls.kallsyms = os.path.join(cls.tmp, 'kallsyms')
-        gunzip(os.path.join(FIX, 'guest-kallsyms.gz'), cls.kallsyms)
-        dwork = os.path.join(cls.tmp, 'dwork')
-        gunzip(os.path.join(FIX, 'dwork.gz'), dwork)
-        cls.bid = os.path.join(cls.tmp, 'buildid')
-        common.run([common.PERF, '--buildid-dir', cls.bid, 'buildid-cache', '-a', dwork])
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        super().setUpClass()
+        cls.kallsyms, cls.bid = common.guest_symbols(cls.tmp)
 
     def report(self, perf, name, view):
         cmd = [perf, '--buildid-dir', self.bid, 'report', '--stdio', '-i',
@@ -113,7 +96,7 @@ class GuestPipeStats(unittest.TestCase):
         common.need(common.PERF)
         for name in ('two-defer', 'mt-defer', 'exit-defer', 'sys-defer'):
             data = os.path.join(FIX, name + '.data')
-            want = common.deferred_stats(common.run(
+            want = perf_counters.deferred(common.run(
                 [common.PERF, 'report', '--stats', '-i', data]).stdout)
             inj = subprocess.run([common.PERF, 'inject', '-i', data, '-o', '-'],
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -121,7 +104,7 @@ class GuestPipeStats(unittest.TestCase):
             r = subprocess.run([common.PERF, 'report', '--stats', '-i', '-'],
                                input=inj.stdout, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, check=True, timeout=300)
-            got = common.deferred_stats(r.stdout.decode())
+            got = perf_counters.deferred(r.stdout.decode())
             self.assertTrue(want)
             self.assertEqual(got, want, name)
 

@@ -9,18 +9,13 @@ with PERF_CONTEXT_USER_DEFERRED and a cookie, and keeps its user regs and
 stack.  The stitcher's fallback must then give, from the snapshot, the user
 frames libdw gives for the same samples of the dwarf recording, where a
 frame pointer walk gives far fewer."""
-import os
-import shutil
-import sys
-import tempfile
 import unittest
 
 import common
-import perfdata as pd
-
-sys.path.insert(0, os.path.join(common.TOP, 'tests', 'sframe'))
-import corpus                                   # noqa: E402
-from test_unwind import chains                  # noqa: E402
+import perf_counters
+import perf_script
+import sframe_corpus as corpus
+from snapshot_rewrite import dwarf_to_deferred, fp_walk
 
 CASES = ((3, 'pie'), (2, 'nopie'))
 
@@ -32,29 +27,19 @@ def prefix(short, chain):
         a[1] == b[1] and b[0] - a[0] in (0, 1) for a, b in zip(short, chain))
 
 
-class SFrameFallback(unittest.TestCase):
+class SFrameFallback(corpus.CorpusTestCase):
     @classmethod
     def setUpClass(cls):
-        common.need(common.PERF)
-        cls.dir = corpus.build()
-        cls.tmp = tempfile.mkdtemp(prefix='sframe-defer-')
+        super().setUpClass()
         cls.cases = {}
-        for v, var in CASES:
-            dwarf = corpus.record_dwarf(os.path.join(cls.dir, 'v%d' % v, var),
-                                        os.path.join(cls.tmp, 'v%d-%s.dwarf' % (v, var)),
-                                        300, 32768)
-            defer = os.path.join(cls.tmp, 'v%d-%s.defer' % (v, var))
-            snaps = pd.dwarf_to_deferred(dwarf, defer)
-            cls.cases[(v, var)] = (dwarf, defer, snaps)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        for key, dwarf in cls.record_cases(CASES, 300, 32768).items():
+            defer = dwarf[:-len('.dwarf')] + '.defer'
+            cls.cases[key] = (dwarf, defer, dwarf_to_deferred(dwarf, defer))
 
     def script(self, data, *extra):
         r = common.run([common.PERF, 'script', '-i', data, '-F', 'tid,ip,sym,dso'] +
                        list(extra))
-        return chains(r.stdout), r.stderr
+        return perf_script.unwound(r.stdout), r.stderr
 
     def test_fallback_is_libdw(self):
         """Samples walked with SFrame have libdw's frames (libdw moves
@@ -63,7 +48,7 @@ class SFrameFallback(unittest.TestCase):
             with self.subTest(case=key):
                 libdw, _ = self.script(dwarf, '--unwind-style', 'libdw')
                 ours, err = self.script(defer)
-                st = common.deferred_stats(
+                st = perf_counters.deferred(
                     common.run([common.PERF, 'report', '--stats', '-i', defer]).stdout)
                 self.assertEqual(len(ours), len(libdw))
                 self.assertGreater(len(ours), 200)
@@ -95,7 +80,7 @@ class SFrameFallback(unittest.TestCase):
         for key, (dwarf, defer, snaps) in self.cases.items():
             with self.subTest(case=key):
                 ours, _ = self.script(defer)
-                fp = [pd.fp_walk(regs, stack) for regs, stack in snaps]
+                fp = [fp_walk(regs, stack) for regs, stack in snaps]
                 n_ours = sum(map(len, ours))
                 n_fp = sum(map(len, fp))
                 self.assertGreater(n_ours, 3 * n_fp, (n_ours, n_fp))
@@ -121,8 +106,8 @@ class SFrameFallback(unittest.TestCase):
     def test_stats_block(self):
         dwarf, defer, snaps = self.cases[CASES[0]]
         out = common.run([common.PERF, 'report', '--stats', '-i', defer]).stdout
-        st = common.deferred_stats(out)
-        sf = common.stats_block(out, 'SFrame unwinding')
+        st = perf_counters.deferred(out)
+        sf = perf_counters.block(out, 'SFrame unwinding')
         self.assertEqual(sf['deferred snapshots'], st['fell back (sframe)'])
         self.assertGreater(sf['frames by SFrame'], 20 * sf['deferred snapshots'])
         self.assertEqual(sf['sections rejected'], 0)

@@ -161,7 +161,7 @@ for r in $RUNS; do
 			ptop $r "env HOME=/tmp/upstream-home $W/perf-upstream" --call-graph fp ;;
 	perf-test)	[ -d $W/shell ] || continue
 			mkdir -p /tmp/perf-test/tests/shell
-			cp $W/shell/*.sh /tmp/perf-test/tests/shell/
+			cp -R $W/shell/. /tmp/perf-test/tests/shell/
 			[ -e /bin/bash ] || ln -s $W/bash /bin/bash
 			t0=$(cut -d' ' -f1 /proc/uptime)
 			(cd /tmp/perf-test && perf test -vv ${PERF_TESTS:-fp,defer}) > $r.log 2>&1

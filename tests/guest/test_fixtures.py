@@ -2,7 +2,6 @@
 """The guest checks (test_guest.Checks) on the real 7.2 recordings kept in
 tests/fixtures/guest-7.2 (and, from a boot of their own, the harsher
 workloads in its harsh/): host only, no qemu needed."""
-import gzip
 import os
 import shutil
 import tempfile
@@ -11,12 +10,7 @@ import unittest
 import common
 from test_guest import Checks, HARSH_RUNS
 
-FIX = os.path.join(common.FIXTURES, 'guest-7.2')
-
-
-def gunzip(src, dst):
-    with gzip.open(src, 'rb') as f, open(dst, 'wb') as o:
-        shutil.copyfileobj(f, o)
+FIX = common.GUEST_FIXTURES
 
 
 class GuestFixtures(Checks, unittest.TestCase):
@@ -30,12 +24,7 @@ class GuestFixtures(Checks, unittest.TestCase):
             common.need(p)
         cls.tmp = tempfile.mkdtemp(prefix='guest-fixtures.')
         cls.out = cls.DIR
-        cls.kallsyms = os.path.join(cls.tmp, 'kallsyms')
-        gunzip(os.path.join(cls.DIR, 'guest-kallsyms.gz'), cls.kallsyms)
-        dwork = os.path.join(cls.tmp, 'dwork')
-        gunzip(os.path.join(cls.DIR, 'dwork.gz'), dwork)
-        cls.bid = os.path.join(cls.tmp, 'buildid')
-        common.run([common.PERF, '--buildid-dir', cls.bid, 'buildid-cache', '-a', dwork])
+        cls.kallsyms, cls.bid = common.guest_symbols(cls.tmp, cls.DIR)
         cls.init_caches()
 
     def data(self, name):
@@ -45,7 +34,7 @@ class GuestFixtures(Checks, unittest.TestCase):
         if not os.path.exists(path) and os.path.exists(path + '.gz'):
             path = os.path.join(self.tmp, os.path.basename(path))
             if not os.path.exists(path):
-                gunzip(os.path.join(self.out, os.path.basename(path) + '.gz'), path)
+                common.gunzip(os.path.join(self.out, os.path.basename(path) + '.gz'), path)
         return path
 
     @classmethod

@@ -22,6 +22,9 @@ import tempfile
 import unittest
 
 import common
+import perf_counters
+import perf_dump
+import perf_report
 import callchains as cc
 import rawchains as raw
 
@@ -269,8 +272,8 @@ class Checks:
         # Lost only by threads that exited, in the syscall they left by: the
         # sample may be taken in exit's own frames or, before the dispatch,
         # in the syscall entry (x64_sys_call, do_syscall_64) alone.
-        dump = common.run([common.PERF, 'report', '-D', '-i', self.data('exit-defer')]).stdout
-        exited = {int(t) for t in re.findall(r'PERF_RECORD_EXIT\(\d+:(\d+)\)', dump)}
+        exited = {e.tid for e in perf_dump.dump(common.PERF, self.data('exit-defer'),
+                                                types=('EXIT',))}
         for s in lost:
             k = [f[1] for f in s.kernel()]
             self.assertIn(s.tid, exited, 'lost, thread did not exit: %s' % k)
@@ -444,7 +447,7 @@ class Checks:
                         ['report', '--stdio', '-i', self.data(name), '--kallsyms',
                          self.kallsyms, '--percent-limit', '0', '--sort', 'dso,sym'] +
                         view, timeout=300).stdout
-                    body = '\n'.join(ln for ln in body.splitlines() if not ln.startswith('#'))
+                    body = perf_report.body(body)
                     self.assertIn('recurse', body)
                     shown = {int(h, 16) for h in re.findall(r'\b0x([0-9a-f]+)\b', body)}
                     self.assertFalse(shown & cookies, 'cookies shown as frames')
@@ -484,7 +487,7 @@ class Checks:
         """-v prints the stitcher's statistics at exit: every deferred
         sample got its user stack from a record."""
         with open(self.top_file('top-defer', 'err'), errors='replace') as f:
-            st = common.deferred_stats(f.read())
+            st = perf_counters.deferred(f.read())
         self.assertTrue(st, 'no "Deferred callchains:" statistics')
         self.figures['top-defer: samples, stitched+late, records, orphans'] = '%d, %d+%d, %d, %d' % (
             st['deferred samples'], st['stitched'], st['stitched late'],
@@ -531,9 +534,10 @@ class Guest(Checks, unittest.TestCase):
         # for the top-upstream run
         shutil.copy(common.PERF_UPSTREAM, os.path.join(work, 'perf-upstream'))
         # for the perf-test run: perf test's shell tests of deferred callchains
-        os.makedirs(os.path.join(work, 'shell'))
-        shutil.copy(os.path.join(common.TOP, 'tools', 'perf', 'tests', 'shell',
-                                 'record_deferred_callchain.sh'), os.path.join(work, 'shell'))
+        shell = os.path.join(common.TOP, 'tools', 'perf', 'tests', 'shell')
+        os.makedirs(os.path.join(work, 'shell', 'lib'))
+        for name in ('record_deferred_callchain.sh', 'lib/callchains.sh'):
+            shutil.copy(os.path.join(shell, name), os.path.join(work, 'shell', name))
         shutil.copy('/bin/bash', os.path.join(work, 'bash'))
         script = os.path.join(cls.tmp, 'guest.sh')
         with open(script, 'w') as f:

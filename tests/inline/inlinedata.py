@@ -6,6 +6,7 @@ to compare inline chains address by address (tests and bench/inline).
     write_samples(binary, addrs[::7], 'perf.data')
     perf script -i perf.data                   # one sample an address
 """
+import itertools
 import os
 import re
 import struct
@@ -13,7 +14,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
-import perfdata  # noqa: E402
+import perf_script  # noqa: E402
+from perf_abi import CONTEXT_USER  # noqa: E402
+from perfdata_writer import Writer  # noqa: E402
 
 BASE = 0x555555554000   # where an ET_DYN file is "mapped"
 PID = 4242
@@ -63,14 +66,14 @@ def write_samples(path, addrs, out, callers=0):
     addresses of the list, +1 as a return address is after a call)."""
     vaddr, offset, filesz, dyn = exec_segment(path)
     base = BASE if dyn else 0
-    w = perfdata.Writer(cmdline='perf record -g', features=True)
+    w = Writer(cmdline='perf record -g', features=True)
     w.comm(PID, PID, os.path.basename(path)[:15], time=1, exec=True)
     w.mmap2(PID, PID, base + vaddr, (filesz + 4095) & ~4095, offset,
             os.path.abspath(path), time=2)
     t = 10
     for i, a in enumerate(addrs):
         ip = base + a
-        chain = [perfdata.CONTEXT_USER, ip]
+        chain = [CONTEXT_USER, ip]
         for j in range(1, callers + 1):
             chain.append(base + addrs[(i + j) % len(addrs)] + 1)
         w.sample(ip=ip, pid=PID, tid=PID, time=t, cpu=0, callchain=chain)
@@ -98,3 +101,33 @@ def addr2line_frames(path, addrs):
         frames[cur].append((lines[i], os.path.basename(where)))
         i += 2
     return frames
+
+
+def chains(script_out):
+    """perf script output (default fields) -> list of samples, each the
+    address of its first callchain entry and the (name, inlined) of the
+    frames perf prints for it (the inlined frames, then the function)."""
+    out = []
+    for s in perf_script.samples(script_out):
+        if not s.frames:
+            continue
+        addr = s.frames[0].addr
+        # not only the "(inlined)" ones: an inlined copy of the function
+        # itself is named as the symbol, unmarked
+        frames = [(f.name, f.inlined)
+                  for f in itertools.takewhile(lambda f: f.addr == addr, s.frames)]
+        out.append((addr, frames))
+    return out
+
+
+def srclines(script_out):
+    """perf script -F ip,sym,symoff,dso,srcline output -> {address: the
+    file:line of each frame of its first callchain address}."""
+    out = {}
+    for s in perf_script.samples(script_out, 'ip,sym,symoff,dso,srcline'):
+        if not s.frames:
+            continue
+        addr = s.frames[0].addr
+        out[addr] = [f.srcline.split()[0]
+                     for f in itertools.takewhile(lambda f: f.addr == addr, s.frames)]
+    return out

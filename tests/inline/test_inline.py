@@ -13,65 +13,23 @@ address of the program is looked up.
 import os
 import re
 import shutil
-import subprocess
-import tempfile
 import unittest
 
 import common
 import gen_inline
 import inlinedata
+import perf_report
 
 
-def chains(script_out):
-    """perf script output (default fields) -> list of samples, each the
-    list of (name, inlined) of the frames of its first callchain address
-    (all the lines of that address: inlined frames, then the function)."""
-    out = []
-    for block in script_out.split('\n\n'):
-        lines = [ln for ln in block.splitlines()[1:] if ln.strip()]
-        if not lines:
-            continue
-        addr = lines[0].split()[0]
-        frames = []
-        for ln in lines:
-            f = ln.split()
-            if f[0] != addr:
-                break
-            # not only the "(inlined)" ones: an inlined copy of the
-            # function itself is named as the symbol, unmarked
-            name = re.sub(r'\+0x[0-9a-f]+$', '', f[1])
-            frames.append((name, f[-1] == '(inlined)'))
-        out.append((int(addr, 16), frames))
-    return out
+class TestInline(common.PerfTestCase):
+    need_upstream = True
 
-
-def srclines(script_out):
-    """perf script -F ip,sym,symoff,dso,srcline output -> {address: the
-    file:line of each frame of its first callchain address}."""
-    out = {}
-    for block in script_out.split('\n\n'):
-        lines = [ln for ln in block.splitlines() if ln.strip()]
-        if len(lines) < 2:
-            continue
-        addr = lines[0].split()[0]
-        where = []
-        for i in range(0, len(lines) - 1, 2):
-            if lines[i].split()[0] != addr:
-                break
-            where.append(lines[i + 1].split()[0])
-        out[int(addr, 16)] = where
-    return out
-
-
-class TestInline(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        common.need(common.PERF)
-        common.need(common.PERF_UPSTREAM)
+        super().setUpClass()
         for tool in ('gcc', 'objdump', 'addr2line'):
             if not shutil.which(tool):
                 raise unittest.SkipTest('%s missing' % tool)
-        cls.tmp = tempfile.mkdtemp(prefix='inline-')
         srcs = gen_inline.generate(cls.tmp)
         cls.prog = os.path.join(cls.tmp, 'inl')
         common.run(['gcc', '-O2', '-g', '-o', cls.prog] + srcs)
@@ -79,10 +37,6 @@ class TestInline(unittest.TestCase):
         cls.data = os.path.join(cls.tmp, 'perf.data')
         inlinedata.write_samples(cls.prog, cls.addrs, cls.data, callers=1)
         cls.out = {}
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def script(self, perf, *args):
         key = (perf,) + args
@@ -106,7 +60,7 @@ class TestInline(unittest.TestCase):
 
     def test_program_is_an_amalgamation(self):
         """The big CU really has deep inline chains (else the test proves little)."""
-        ch = chains(self.script(common.PERF))
+        ch = inlinedata.chains(self.script(common.PERF))
         self.assertEqual(len(ch), len(self.addrs))
         depths = [len(f) for _, f in ch]
         self.assertGreater(sum(1 for d in depths if d > 1), len(ch) // 2)
@@ -128,16 +82,15 @@ class TestInline(unittest.TestCase):
                 '--sort', 'sym,srcline', '--percent-limit', '0']
         ours = common.run([common.PERF] + args).stdout
         up = common.run([common.PERF_UPSTREAM] + args).stdout
-        strip = lambda s: '\n'.join(ln for ln in s.splitlines() if not ln.startswith('#'))
-        self.assertEqual(strip(ours), strip(up))
+        self.assertEqual(perf_report.body(ours), perf_report.body(up))
 
     def test_chains_same_as_addr2line(self):
         """Function names and file:line of each frame, for a sample of the
         addresses, against binutils' addr2line -f -i."""
-        ch = [c for c in chains(self.script(common.PERF)) if len(c[1]) > 1]
+        ch = [c for c in inlinedata.chains(self.script(common.PERF)) if len(c[1]) > 1]
         sample = ch[::max(1, len(ch) // 300)]
         a2l = inlinedata.addr2line_frames(self.prog, [a for a, _ in sample])
-        srcl = srclines(self.script(common.PERF, '-F', 'ip,sym,symoff,dso,srcline'))
+        srcl = inlinedata.srclines(self.script(common.PERF, '-F', 'ip,sym,symoff,dso,srcline'))
         checked = 0
         for addr, frames in sample:
             names = [n for n, _ in frames]

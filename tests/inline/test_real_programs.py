@@ -8,13 +8,10 @@ programs are not there: building them from Debian's source packages takes
 minutes, the generated program of test_inline.py stands in for them.
 """
 import os
-import shutil
-import tempfile
 import unittest
 
 import common
 import inlinedata
-from test_inline import chains
 
 SRC = os.environ.get('INLINE_SRC_DIR', os.path.join(common.TOP, 'cache', 'inline-src'))
 PROGS = {
@@ -24,16 +21,8 @@ PROGS = {
 N_ADDRS = 300
 
 
-class TestRealPrograms(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        common.need(common.PERF)
-        common.need(common.PERF_UPSTREAM)
-        cls.tmp = tempfile.mkdtemp(prefix='inline-real-')
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+class TestRealPrograms(common.PerfTestCase):
+    need_upstream = True
 
     def check(self, name):
         prog = PROGS[name]
@@ -50,7 +39,7 @@ class TestRealPrograms(unittest.TestCase):
             self.assertTrue(ours == up, '%s: perf script %s differs from upstream' %
                             (name, ' '.join(args)))
             out[tuple(args)] = ours
-        ch = [c for c in chains(out[()]) if len(c[1]) > 1]
+        ch = [c for c in inlinedata.chains(out[()]) if len(c[1]) > 1]
         self.assertGreater(len(ch), 20)
         sample = ch[::max(1, len(ch) // 50)]
         a2l = inlinedata.addr2line_frames(prog, [a for a, _ in sample])

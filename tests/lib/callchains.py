@@ -2,11 +2,11 @@
 """Read perf.data files recorded with --call-graph fp,defer through perf
 (script, report --stats, report -D) and check them against the known stacks
 of tests/workloads/dwork.c."""
-import os
 import re
-import subprocess
 
-import common
+import perf_counters
+import perf_dump
+import perf_script
 from common import run
 
 KERNEL_MIN = 0xffff800000000000
@@ -16,9 +16,6 @@ LOST = '[user stack lost]'
 # innermost dwork frame is recurse itself was taken on the way down or up)
 IN_RECURSION = {'work_loop', 'cheap_syscalls', 'long_read', 'user_spin',
                 'raw_syscall3', 'now', 'migrate'}
-
-_HEAD = re.compile(r'^(\S.*?)\s+(-?\d+)\s+(?:\[(\d+)\]\s+)?(\d+\.\d+):\s+(\S+):\s*$')
-_FRAME = re.compile(r'^\s+([0-9a-f]+) (.*) \((.*)\)$')
 
 
 class Sample:
@@ -56,71 +53,29 @@ def perf_env(buildid_dir):
 def script(perf, data, kallsyms=None, buildid_dir=None, cpu=False):
     """perf script of DATA, parsed: a list of Sample."""
     fields = 'comm,tid,' + ('cpu,' if cpu else '') + 'time,event,ip,sym,dso'
-    cmd = [perf] + perf_env(buildid_dir) + ['script', '-i', data, '-F', fields,
-                                            '--max-stack', '1024', '--ns']
-    if kallsyms:
-        cmd += ['--kallsyms', kallsyms]
-    r = run(cmd)
+    extra = ['--max-stack', '1024', '--ns'] + (['--kallsyms', kallsyms] if kallsyms else [])
+    _, parsed = perf_script.script(perf, data, fields, extra, pre=perf_env(buildid_dir))
     samples = []
-    cur = None
-    for line in r.stdout.splitlines():
-        if not line.strip():
-            continue
-        m = _FRAME.match(line)
-        if m and cur is not None and line[0] in ' \t':
-            cur.frames.append((int(m.group(1), 16), m.group(2), m.group(3)))
-            continue
-        m = _HEAD.match(line)
-        if not m:
-            raise AssertionError('%s: unparsed perf script line: %r' % (data, line))
-        cur = Sample(m.group(1), int(m.group(2)),
-                     int(m.group(3)) if m.group(3) else None,
-                     m.group(4), m.group(5))
-        samples.append(cur)
+    for p in parsed:
+        s = Sample(p.comm, p.tid, p.cpu, p.time, p.event)
+        s.frames = [(f.addr, f.sym, f.dso) for f in p.frames]
+        samples.append(s)
     return samples
 
 
 def stats(perf, data):
     """The 'Deferred callchains:' section of perf report --stats, as a dict."""
-    return common.deferred_stats(run([perf, 'report', '--stats', '-i', data]).stdout)
-
-
-_DSAMPLE = re.compile(r'^(\d+) 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_SAMPLE\(.*?\): '
-                      r'-?\d+/(-?\d+):')
+    return perf_counters.deferred(run([perf, 'report', '--stats', '-i', data]).stdout)
 
 
 def cookies(perf, data):
     """From perf report -D: the cookies samples carry after
     PERF_CONTEXT_USER_DEFERRED, the number of PERF_RECORD_CALLCHAIN_DEFERRED
     records, and {(time in ns, tid): cookie} of the samples."""
-    p = subprocess.Popen([perf, 'report', '-D', '-i', data],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         text=True, errors='replace')
-    found = set()
-    of_sample = {}
-    records = 0
-    want = False
-    key = None
-    for line in p.stdout:
-        if want:
-            m = re.match(r'^\.+\s+\d+: ([0-9a-f]+)', line)
-            if m:
-                found.add(int(m.group(1), 16))
-                if key:
-                    of_sample[key] = int(m.group(1), 16)
-            want = False
-            continue
-        m = _DSAMPLE.match(line)
-        if m:
-            key = (int(m.group(1)), int(m.group(2)))
-            continue
-        elif 'PERF_CONTEXT_USER_DEFERRED' in line:
-            want = True
-        elif 'PERF_RECORD_CALLCHAIN_DEFERRED' in line:
-            records += 1
-    p.stdout.close()
-    p.wait()
-    return found, records, of_sample
+    events = perf_dump.dump(perf, data, types=('SAMPLE', 'CALLCHAIN_DEFERRED'))
+    marked = [e for e in events if e.type == 'SAMPLE' and e.cookie is not None]
+    records = sum(1 for e in events if e.type == 'CALLCHAIN_DEFERRED')
+    return {e.cookie for e in marked}, records, {(e.time, e.tid): e.cookie for e in marked}
 
 
 def thread_depths(out_file):

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Paths and small helpers shared by the host-side tests."""
+import gzip
 import os
-import re
+import shutil
 import subprocess
+import tempfile
 import unittest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
@@ -17,6 +19,7 @@ TREE = os.path.join(BUILD, 'ours')
 PRISTINE = os.path.join(BUILD, 'pristine')
 FIXTURES = os.path.join(TOP, 'tests', 'fixtures')
 REAL = os.path.join(FIXTURES, 'real-7.2')
+GUEST_FIXTURES = os.path.join(FIXTURES, 'guest-7.2')
 
 
 def run(cmd, check=True, **kw):
@@ -29,40 +32,51 @@ def run(cmd, check=True, **kw):
     return r
 
 
+def gunzip(src, dst):
+    with gzip.open(src, 'rb') as f, open(dst, 'wb') as o:
+        shutil.copyfileobj(f, o)
+    return dst
+
+
 def kallsyms(tmpdir):
     """The guest's /proc/kallsyms for the real fixtures, unpacked."""
-    import gzip
     out = os.path.join(tmpdir, 'kallsyms')
     if not os.path.exists(out):
-        with gzip.open(os.path.join(REAL, 'guest-kallsyms.gz'), 'rb') as f, \
-                open(out, 'wb') as o:
-            o.write(f.read())
+        gunzip(os.path.join(REAL, 'guest-kallsyms.gz'), out)
     return out
 
 
-def deferred_stats(text):
-    """The "Deferred callchains:" section of perf report --stats output, as
-    {counter name: value}; {} when there is none."""
-    return stats_block(text, 'Deferred callchains')
-
-
-def stats_block(text, title):
-    """The "TITLE:" block of counters of perf report --stats or perf script
-    output ("Deferred callchains", "SFrame unwinding"), as {counter name:
-    value}; {} when there is none."""
-    out = {}
-    sect = text.split(title + ':\n', 1)
-    for line in (sect[1] if len(sect) == 2 else '').splitlines():
-        m = re.match(r'\s+(\S.*?)\s+(\d+)$', line)
-        if not m:
-            break
-        out[m.group(1)] = int(m.group(2))
-    return out
+def guest_symbols(tmpdir, fixtures=GUEST_FIXTURES):
+    """What names the frames of the guest recordings kept in @fixtures
+    (tests/fixtures/guest-7.2, or its harsh/): (the guest's kallsyms, a
+    --buildid-dir holding their dwork)."""
+    syms = gunzip(os.path.join(fixtures, 'guest-kallsyms.gz'),
+                  os.path.join(tmpdir, 'guest-kallsyms'))
+    dwork = gunzip(os.path.join(fixtures, 'dwork.gz'), os.path.join(tmpdir, 'dwork'))
+    bid = os.path.join(tmpdir, 'buildid')
+    run([PERF, '--buildid-dir', bid, 'buildid-cache', '-a', dwork])
+    return syms, bid
 
 
 def need(path):
     if not os.path.exists(path):
         raise unittest.SkipTest('%s missing (run make first)' % path)
+
+
+class PerfTestCase(unittest.TestCase):
+    """Tests of our perf (skipped when it is not built, or, with
+    need_upstream, when perf-upstream is not) sharing a temporary
+    directory, cls.tmp, removed when the class is done, also when a
+    subclass's setUpClass() fails after this one."""
+    need_upstream = False
+
+    @classmethod
+    def setUpClass(cls):
+        need(PERF)
+        if cls.need_upstream:
+            need(PERF_UPSTREAM)
+        cls.tmp = tempfile.mkdtemp(prefix=cls.__name__.lower() + '-')
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
 
 
 # perf report's callchain views, every order and mode: the views a

@@ -12,11 +12,10 @@ the entries no return address can be (>= PERF_CONTEXT_MAX, dropped by our
 stitcher and counted); a sample whose record never came has no truth: it
 must show a fallback walk or the "[user stack lost]" frame, and is counted
 as such."""
-import re
 import struct
-import subprocess
 
-from common import run
+import perf_dump
+import perf_script
 
 PERF_CONTEXT_MAX = (1 << 64) - 4095
 PERF_CONTEXT_KERNEL = (1 << 64) - 128
@@ -24,16 +23,6 @@ PERF_CONTEXT_USER = (1 << 64) - 512
 PERF_CONTEXT_USER_DEFERRED = (1 << 64) - 640
 KERNEL_MIN = 0xffff800000000000
 LOST = '[user stack lost]'
-
-# "[CPU ]TIME 0xOFFSET [0xSIZE]: PERF_RECORD_X(...): PID/TID: 0xVALUE"
-_EVENT = re.compile(r'^(?:\d+ )?(\d+) 0x[0-9a-f]+ \[0x[0-9a-f]+\]: '
-                    r'PERF_RECORD_(SAMPLE|CALLCHAIN_DEFERRED)\(.*?\): '
-                    r'(-?\d+)/(-?\d+): 0x([0-9a-f]+)')
-_EXIT = re.compile(r'^(?:\d+ )?(\d+) 0x[0-9a-f]+ \[0x[0-9a-f]+\]: '
-                   r'PERF_RECORD_EXIT\(-?\d+:(-?\d+)\)')
-_NR = re.compile(r'^\.\.\. FP chain: nr:(\d+)')
-_ENTRY = re.compile(r'^\.{5}\s+\d+: ([0-9a-f]{16})')
-_RAW = re.compile(r'^\.\s+[0-9a-f]{4}:  ((?:[0-9a-f]{2} )+)')
 
 
 class RawSample:
@@ -73,15 +62,6 @@ class Dump:
         if rec is None:
             return None
         return [ip for ip in rec if ip < PERF_CONTEXT_MAX]
-
-
-def _chain(lines):
-    """The callchain entries following a "... FP chain: nr:N" line."""
-    for line in lines:
-        m = _ENTRY.match(line)
-        if not m:
-            return
-        yield int(m.group(1), 16)
 
 
 def _add_sample(dump, ns, tid, chain):
@@ -128,34 +108,16 @@ def _add_record(dump, ns, tid, cookie, raw):
 def dump(perf, data):
     """perf report -D of DATA (run with PERF, pristine perf for truth),
     parsed into a Dump."""
-    p = subprocess.Popen([perf, 'report', '-D', '-i', data], stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, text=True, errors='replace')
     d = Dump()
-    raw = bytearray()
-    lines = iter(p.stdout)
-    for line in lines:
-        m = _RAW.match(line)
-        if m:
-            raw += bytes.fromhex(m.group(1))
+    for e in perf_dump.dump(perf, data, types=('SAMPLE', 'CALLCHAIN_DEFERRED', 'EXIT')):
+        if e.time is None:
             continue
-        if line.startswith('. ... raw event'):
-            raw = bytearray()
-            continue
-        m = _EVENT.match(line)
-        if not m:
-            m = _EXIT.match(line)
-            if m:
-                d.exit_ns[int(m.group(2))] = int(m.group(1))
-            continue
-        ns, kind, tid, value = int(m.group(1)), m.group(2), int(m.group(4)), m.group(5)
-        if kind == 'CALLCHAIN_DEFERRED':
-            _add_record(d, ns, tid, int(value, 16), bytes(raw))
-            continue
-        nr = _NR.match(next(lines, ''))
-        if nr:
-            _add_sample(d, ns, tid, list(_chain(lines)) if int(nr.group(1)) else [])
-    p.stdout.close()
-    p.wait()
+        if e.type == 'EXIT':
+            d.exit_ns[e.tid] = e.time
+        elif e.type == 'CALLCHAIN_DEFERRED':
+            _add_record(d, e.time, e.tid, e.cookie, e.raw)
+        else:
+            _add_sample(d, e.time, e.tid, e.callchain)
     return d
 
 
@@ -177,27 +139,17 @@ class Stack:
         return any(f[1] == LOST for f in self.frames)
 
 
-_HEAD = re.compile(r'^\s*(-?\d+)\s+(\d+)\.(\d{9}):')
-_FRAME = re.compile(r'^\s+([0-9a-f]+) (.*) \((.*)\)$')
-
-
 def stacks(perf, data, extra=()):
     """perf script of DATA, every frame's address, no inlined frames (an
     inlined frame repeats its caller's address): a list of Stack."""
-    cmd = [perf] + list(extra) + ['script', '-i', data, '-F', 'tid,time,ip,sym,dso',
-                                  '--ns', '--no-inline', '--max-stack', '1024']
+    _, parsed = perf_script.script(perf, data, 'tid,time,ip,sym,dso',
+                                   ['--ns', '--no-inline', '--max-stack', '1024'],
+                                   pre=extra)
     out = []
-    for line in run(cmd).stdout.splitlines():
-        if not line.strip():
-            continue
-        m = _FRAME.match(line)
-        if m and out and line[0] in ' \t':
-            out[-1].frames.append((int(m.group(1), 16), m.group(2), m.group(3)))
-            continue
-        m = _HEAD.match(line)
-        if not m:
-            raise AssertionError('%s: unparsed perf script line: %r' % (data, line))
-        out.append(Stack(int(m.group(2) + m.group(3)), int(m.group(1))))
+    for p in parsed:
+        st = Stack(p.ns, p.tid)
+        st.frames = [(f.addr, f.sym, f.dso) for f in p.frames]
+        out.append(st)
     return out
 
 

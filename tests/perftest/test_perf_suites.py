@@ -11,16 +11,13 @@
   "Number of exit events of a simple workload" fails with perf-upstream
   too, so it is left out.
 """
-import os
-import re
 import unittest
 
 import common
+import perf_test_output
 
-OURS = [
-    ('Deferred callchains', 14),
-    ('SFrame', 3),
-]
+# Every case perf test list shows for them must run and pass.
+OURS = ['Deferred callchains', 'SFrame']
 
 # tools/perf/tests/shell scripts of ours: description, results accepted
 # here (the deferred one skips on a kernel that cannot defer; the guest
@@ -52,35 +49,17 @@ UPSTREAM_SUBSET = [
 
 
 def perf_test(names, verbose=False):
-    """Run 'perf test' on suites matched by name; {description: result}."""
-    cwd = os.path.join(common.TREE, 'tools', 'perf')
-    common.need(common.PERF)
-    common.need(cwd)
-    # perf test matches name fragments; it reports on stderr.
-    args = [common.PERF, 'test'] + (['-v'] if verbose else []) + list(names)
-    r = common.run(args, check=False, cwd=cwd, timeout=900)
-    r.stdout += r.stderr
-    # {description: [results of the suite, or of each of its cases]}
-    entries = []
-    for line in r.stdout.splitlines():
-        m = re.match(r'\s*(\d+)(\.\d+)?: (.*?)\s*:\s*(Ok|FAILED!|Skip.*)?$', line)
-        if m:
-            entries.append((m.group(1), m.group(2), m.group(3), m.group(4)))
-    results = {}
-    for num, sub, desc, res in entries:
-        if sub is None:
-            results[desc] = [r_ for n_, s_, d_, r_ in entries
-                             if n_ == num and r_ and (s_ or not any(
-                                 s2 for n2, s2, _, _ in entries if n2 == num))]
-    return r, results
+    return perf_test_output.run(common.PERF, names, verbose=verbose)
 
 
 class PerfSuites(unittest.TestCase):
     def test_our_suites(self):
-        for name, nr_cases in OURS:
+        for name in OURS:
             r, res = perf_test([name])
             got = res.get(name, [])
-            self.assertEqual(len(got), nr_cases, '%s: cases run:\n%s' % (name, r.stdout))
+            cases = perf_test_output.cases(common.PERF, name)
+            self.assertTrue(cases, '%s: perf test list shows no cases' % name)
+            self.assertEqual(len(got), len(cases), '%s: cases run:\n%s' % (name, r.stdout))
             self.assertTrue(all(v == 'Ok' for v in got), '%s:\n%s' % (name, r.stdout[-4000:]))
 
     def test_our_shell_tests(self):

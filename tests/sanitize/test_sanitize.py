@@ -2,7 +2,7 @@
 """Our perf built with ASan and UBSan (make SAN=1: build/bin/perf-san) on
 everything that reads untrusted data: the "Deferred callchains" perf test
 suite, perf script and perf report (--stats and the callchain report) on the
-real 7.2 recording, and, when tests/lib/perfdata.py is there, generated
+real 7.2 recording, and generated
 files with missing, duplicate and malformed deferred records, in file and
 pipe mode, both byte orders.
 
@@ -27,6 +27,11 @@ import tempfile
 import unittest
 
 import common
+import perf_counters
+import perf_test_output
+import sframe_corpus
+from deferred_scenario import scenario
+from snapshot_rewrite import dwarf_to_deferred
 
 PERF_SAN = os.environ.get('PERF_SAN', os.path.join(common.BUILD, 'bin', 'perf-san'))
 DEFER = os.path.join(common.REAL, 'defer-st.data')
@@ -128,15 +133,13 @@ class Sanitized(unittest.TestCase):
         return r
 
     def test_perf_test_suite(self):
-        cwd = os.path.join(common.TREE, 'tools', 'perf')
-        r = self.check(['test', '-F', '-v', 'Deferred callchains'], cwd=cwd)
+        name = 'Deferred callchains'
+        r = self.check(['test', '-F', '-v', name], cwd=perf_test_output.tree_cwd())
         out = r.stdout + r.stderr
-        results = re.findall(r'^\s*\d+\.\d+: .*?:\s*(Ok|FAILED!|Skip.*)$', out, re.M)
+        results = perf_test_output.results(out).get(name, [])
         # Every case the suite has (perf test list), not a count kept here.
-        listed = common.run([common.PERF,
-                             'test', 'list', 'Deferred callchains'], cwd=cwd).stdout
-        cases = re.findall(r'^\s*\d+\.\d+: ', listed, re.M)
-        self.assertTrue(cases, listed)
+        cases = perf_test_output.cases(common.PERF, name)
+        self.assertTrue(cases, out[-4000:])
         self.assertEqual(len(results), len(cases), out[-4000:])
         self.assertTrue(all(v == 'Ok' for v in results), out[-4000:])
 
@@ -145,10 +148,7 @@ class Sanitized(unittest.TestCase):
         recording of the SFrame corpus, and perf script on the same samples
         made deferred without their records (the SFrame fallback): each
         dso's SFrame state is freed with the dso, nothing leaks."""
-        sys.path.insert(0, os.path.join(common.TOP, 'tests', 'sframe'))
-        import corpus
-        import perfdata as pd
-        d = corpus.build()
+        d = sframe_corpus.build()
         dwarf = os.path.join(self.tmp, 'sframe.data')
         r = common.run([common.PERF, 'record', '-q', '-e', 'cpu-clock:u', '-F', '1000',
                         '--call-graph', 'dwarf,16384', '-o', dwarf, '--',
@@ -159,9 +159,9 @@ class Sanitized(unittest.TestCase):
             r = self.check(['report', '--stdio', '-i', dwarf, '--unwind-style', style])
             self.assertIn('spin', r.stdout)
         defer = os.path.join(self.tmp, 'sframe-defer.data')
-        pd.dwarf_to_deferred(dwarf, defer)
+        dwarf_to_deferred(dwarf, defer)
         r = self.check(['script', '-i', defer])
-        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        st = perf_counters.block(r.stderr, 'SFrame unwinding')
         self.assertGreater(st.get('deferred snapshots', 0), 50, r.stderr[-2000:])
 
     def test_real_recording(self):
@@ -182,7 +182,7 @@ class Sanitized(unittest.TestCase):
         common.need(DEFER)
         with open(DEFER, 'rb') as f:
             data = file_to_pipe(f.read())
-        whole = common.deferred_stats(self.check(['report', '--stats', '-i', '-'], input=data).stdout)
+        whole = perf_counters.deferred(self.check(['report', '--stats', '-i', '-'], input=data).stdout)
         self.assertEqual(whole.get('deferred samples'), 6756, whole)
         self.assertEqual(whole.get('user stack lost'), 0, whole)
         for frac in (0.3, 0.7):
@@ -190,17 +190,13 @@ class Sanitized(unittest.TestCase):
             what = 'report --stats of the pipe cut at %d of %d' % (cut, len(data))
             r = self.check(['report', '--stats', '-i', '-'], input=data[:cut], what=what)
             self.assertIn('unexpected end of event stream', r.stderr, what)
-            st = common.deferred_stats(r.stdout)
+            st = perf_counters.deferred(r.stdout)
             self.assertGreater(st.get('stitched', 0), 1000 * frac, '%s: %s' % (what, st))
             self.assertEqual(st['stitched'] + st['stitched late'] + st['fell back (fp)'] +
                              st['fell back (sframe)'] + st['user stack lost'],
                              st['deferred samples'], what)
 
     def test_generated(self):
-        try:
-            import perfdata
-        except ImportError:
-            raise unittest.SkipTest('tests/lib/perfdata.py not there yet')
         files = []
         for name, kw, wkw in (
                 ('missing', dict(missing_fraction=0.1), {}),
@@ -210,7 +206,7 @@ class Sanitized(unittest.TestCase):
                 ('pipe', dict(missing_fraction=0.1), dict(pipe=True)),
                 ('no-sample-id-all', {}, dict(sample_id_all=False))):
             path = os.path.join(self.tmp, 'gen-%s.data' % name)
-            sc = perfdata.scenario(threads=8, samples=3000, seed=7, **kw)
+            sc = scenario(threads=8, samples=3000, seed=7, **kw)
             sc.write(path, **wkw)
             files.append(path)
         for path in files:

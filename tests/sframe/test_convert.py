@@ -8,20 +8,18 @@ copies) and much smaller.  The CPU time of both conversions is printed,
 one run each, never asserted."""
 import os
 import resource
-import shutil
 import sys
-import tempfile
 import unittest
 
 import common
-import corpus
+import perf_script
+import sframe_corpus as corpus
 
 
 def stacks(text):
     """[[frame line]] per sample, from perf script -F ip,sym (no header
     line: a sample is its frame lines, then a blank line)."""
-    return [[line.strip() for line in block.splitlines() if line.strip()]
-            for block in text.split('\n\n') if block.strip()]
+    return [[f.line for f in s.frames] for s in perf_script.samples(text, 'ip,sym')]
 
 
 def cpu_run(cmd):
@@ -39,12 +37,10 @@ def further(ours, libdw, last):
     return len(ours) > len(libdw) and ours[:len(libdw)] == libdw and ours[-1] == last
 
 
-class Convert(unittest.TestCase):
+class Convert(corpus.CorpusTestCase):
     @classmethod
     def setUpClass(cls):
-        common.need(common.PERF)
-        cls.dir = corpus.build()
-        cls.tmp = tempfile.mkdtemp(prefix='sframe-conv-')
+        super().setUpClass()
         cls.data = corpus.record_dwarf(os.path.join(cls.dir, 'v3', 'pie'),
                                        os.path.join(cls.tmp, 'dwarf.data'), 800, 16384)
         cls.conv, cls.cpu, cls.stderr = {}, {}, {}
@@ -59,10 +55,6 @@ class Convert(unittest.TestCase):
                          (cls.cpu['sframe'], cls.cpu['libdw'],
                           cls.cpu['libdw'] / max(cls.cpu['sframe'], 1e-3),
                           os.path.getsize(cls.data), os.path.getsize(cls.conv['sframe'])))
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def script(self, data, *args):
         return stacks(common.run([common.PERF, 'script', '-i', data, '-F', 'ip,sym'] +

@@ -4,89 +4,27 @@ corpus built by binutils 2.40 (v1), 2.44 (v2) and 2.47 (v3), plus a v2
 section rewritten with PC relative start addresses and corrupted ones."""
 import os
 import re
-import shutil
 import struct
 import subprocess
-import tempfile
 import unittest
 
 import common
-import corpus
+import perf_test_output
+import sframe_dump
+import sframe_corpus as corpus
 
-FUNC = re.compile(r'^\s*func idx \[(\d+)\]: pc = (0x[0-9a-f]+), size = (\d+) bytes(.*)$')
-ROW = re.compile(r'^\s*([0-9a-f]{16})\s+(\S.*?)\s*$')
-# One rule: readelf pads columns to 10 characters, so a long CFA rule runs
-# into the FP rule ("sp+1048592c-16").
-RULE = re.compile(r'\((?:sp|fp|r\d+|c)[-+]\d+\)|(?:sp|fp|r\d+|c)[-+]\d+|[uUf]')
-
-
-def parse(text, v1_ra_undefined=False):
-    """[[start, size, mask, attrs, pauth B key, [(start, cfa, fp, ra)]]] from
-    a dump of perf, the oracle or readelf.  RA: 'f' (the header's fixed
-    offset, here CFA-8) is written c-8; 'U' (s390x padding: RA not saved)
-    is 'u', unchanged; '[s]' follows a signed RA.  A row without data words
-    is ('u', 'u', 'u')."""
-    out = []
-    for line in text.splitlines():
-        m = FUNC.match(line)
-        if m:
-            rest = m.group(4)
-            # The oracle says MASK on this line, readelf and perf in the
-            # row header.
-            attr = re.search(r'attr = "(\w*)"', rest)
-            out.append([int(m.group(2), 16), int(m.group(3)), 'MASK' in rest,
-                        attr.group(1) if attr else '', 'B key' in rest, []])
-            continue
-        if 'STARTPC[m]' in line and out:
-            out[-1][2] = True
-            continue
-        m = ROW.match(line)
-        if not m or not out:
-            continue
-        if m.group(2) == 'RA undefined':
-            out[-1][5].append((int(m.group(1), 16), 'u', 'u', 'u'))
-            continue
-        rest = m.group(2)
-        signed = rest.endswith('[s]')
-        body = rest[:-3] if signed else rest
-        rules = RULE.findall(body)
-        if len(rules) != 3 or ''.join(rules) != re.sub(r'\s', '', body):
-            raise AssertionError('cannot read row %r' % line)
-        cfa, fp, ra = rules
-        if ra == 'f' or (v1_ra_undefined and ra == 'u' and cfa != 'u'):
-            ra = 'c-8'
-        ra = 'u' if ra == 'U' else ra
-        fp = 'u' if fp == 'f' else fp
-        out[-1][5].append((int(m.group(1), 16), cfa, fp,
-                           ra + ('[s]' if signed else '')))
-    return out
-
-
-class Decoder(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        common.need(common.PERF)
-        cls.dir = corpus.build()
-        cls.tmp = tempfile.mkdtemp(prefix='sframe-dec-')
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
+class Decoder(corpus.CorpusTestCase):
     def ours(self, path):
         return common.run([common.PERF, 'sframe', 'dump', path]).stdout
 
     def test_perf_test_suite(self):
-        r = common.run([common.PERF, 'test', 'SFrame'], check=False)
-        self.assertNotIn('FAILED', r.stdout + r.stderr)
-        out = r.stdout + r.stderr
+        r, res = perf_test_output.run(common.PERF, ['SFrame'])
+        self.assertNotIn('FAILED', r.stdout)
         # 'SFrame' also matches cases of other suites ("SFrame walk of a
-        # stack snapshot" in "Deferred callchains"): count the suite's own.
-        suite = re.search(r'^\s*(\d+): SFrame\s*:', out, re.M)
-        self.assertTrue(suite, out)
-        # decode, malformed, function starts, AMD64/AArch64/s390x walks
-        self.assertEqual(len(re.findall(r'^\s*%s\.\d+: .*: Ok' % suite.group(1), out,
-                                        re.M)), 6, out)
+        # stack snapshot" in "Deferred callchains"): the suite's own cases.
+        cases = perf_test_output.cases(common.PERF, 'SFrame')
+        self.assertTrue(cases, r.stdout)
+        self.assertEqual(res.get('SFrame'), ['Ok'] * len(cases), r.stdout)
 
     def test_same_rows_as_libsframe(self):
         for v in corpus.VERSIONS:
@@ -96,8 +34,8 @@ class Decoder(unittest.TestCase):
                     sec, addr = corpus.section(path, self.tmp)
                     r = common.run([os.path.join(self.dir, 'v%d' % v, 'oracle'),
                                     sec, hex(addr)])
-                    theirs = parse(r.stdout, v1_ra_undefined=(v == 1))
-                    ours = parse(self.ours(path))
+                    theirs = sframe_dump.parse(r.stdout, v1_ra_undefined=(v == 1))
+                    ours = sframe_dump.parse(self.ours(path))
                     self.assertTrue(ours)
                     self.assertEqual(ours, theirs)
 
@@ -107,8 +45,8 @@ class Decoder(unittest.TestCase):
                 with self.subTest(version=v, binary=var):
                     path = os.path.join(self.dir, 'v%d' % v, var)
                     r = common.run([corpus.readelf(v), '--sframe', path])
-                    self.assertEqual(parse(self.ours(path)),
-                                     parse(r.stdout, v1_ra_undefined=(v == 1)))
+                    self.assertEqual(sframe_dump.parse(self.ours(path)),
+                                     sframe_dump.parse(r.stdout, v1_ra_undefined=(v == 1)))
 
     def test_header_and_coverage(self):
         for v in corpus.VERSIONS:
@@ -116,8 +54,8 @@ class Decoder(unittest.TestCase):
             self.assertIn('Version: %d' % v, out)
             self.assertIn('SFRAME_F_FDE_SORTED', out)
             # Only the crt code around main lacks FREs.
-            m = re.search(r'(\d+) of (\d+) functions in .text without FREs', out)
-            self.assertTrue(m and int(m.group(1)) <= 2, out[-500:])
+            cov = sframe_dump.coverage(out)
+            self.assertTrue(cov and cov[0] <= 2, out[-500:])
             self.assertIn('split.cold', subprocess.run(
                 ['nm', os.path.join(self.dir, 'v%d' % v, 'pie')],
                 stdout=subprocess.PIPE, text=True).stdout)
@@ -136,8 +74,7 @@ class Decoder(unittest.TestCase):
                 common.run(cc + ['-o', obj, os.path.join(corpus.SRC, 'corpus.c')])
                 r = common.run([common.PERF, 'sframe', 'dump', obj])
                 self.assertEqual(r.stderr, '')
-                named = dict((m[2], (int(m[0], 16), int(m[1]))) for m in re.findall(
-                    r'pc = (0x[0-9a-f]+|0), size = (\d+) bytes <(\S+)>', r.stdout))
+                named = sframe_dump.named_fdes(r.stdout)
                 nm = common.run(['nm', '-S', obj]).stdout
                 syms = {f[3]: (int(f[0], 16), int(f[1], 16)) for f in
                         (line.split() for line in nm.splitlines())
@@ -146,10 +83,9 @@ class Decoder(unittest.TestCase):
                 self.assertIn('main', named)
                 for name, where in named.items():
                     self.assertEqual(where, syms[name], name)
-                m = re.search(r'(\d+) of (\d+) functions in .text without FREs',
-                              r.stdout)
-                self.assertEqual(m.group(1), '0', r.stdout)
-                self.assertGreater(int(m.group(2)), 5)
+                without, total = sframe_dump.coverage(r.stdout)
+                self.assertEqual(without, 0, r.stdout)
+                self.assertGreater(total, 5)
 
     def test_dump_layout(self):
         """No line of a dump ends in blanks; the summary of a static
@@ -163,8 +99,7 @@ class Decoder(unittest.TestCase):
                                  [], path)
         static = os.path.join(self.dir, 'v3', 'static')
         s = common.run([common.PERF, 'sframe', 'dump', '-s', static]).stdout
-        m = re.search(r'(\d+) of (\d+) functions in .text without FREs', s)
-        self.assertGreater(int(m.group(1)), 1000)
+        self.assertGreater(sframe_dump.coverage(s)[0], 1000)
         self.assertNotIn('functions without FREs:', s)
         self.assertLess(len(s.splitlines()), 20)
         full = self.ours(static)
@@ -198,7 +133,7 @@ class Decoder(unittest.TestCase):
         new = self.rewrite(path, pcrel)
         out = self.ours(new)
         self.assertIn('SFRAME_F_FDE_FUNC_START_PCREL', out)
-        self.assertEqual(parse(out), parse(self.ours(path)))
+        self.assertEqual(sframe_dump.parse(out), sframe_dump.parse(self.ours(path)))
 
     def test_corrupt_sections(self):
         path = os.path.join(self.dir, 'v3', 'pie')
@@ -224,20 +159,10 @@ class Decoder(unittest.TestCase):
                 self.assertIn(why, r.stderr)
 
 
-class CrossDecoder(unittest.TestCase):
+class CrossDecoder(corpus.CorpusTestCase):
     """AArch64 (both byte orders, PAuth) and s390x sections from Debian's
     cross binutils: every FDE and row of perf sframe dump against libsframe
     of the same SFrame version and the cross readelf --sframe."""
-    @classmethod
-    def setUpClass(cls):
-        common.need(common.PERF)
-        cls.dir = corpus.build()
-        cls.tmp = tempfile.mkdtemp(prefix='sframe-cross-')
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
     def dumps(self, arch, suite, version, endian):
         """Our dump, and ours, the oracle's and readelf's parsed, and the
         rows of each function by name."""
@@ -249,14 +174,14 @@ class CrossDecoder(unittest.TestCase):
         readelf = os.path.join(corpus.TC, 'cross-%s-%s' % (suite, arch),
                                'bin', 'readelf')
         theirs = common.run([readelf, '--sframe', path]).stdout
-        ours = parse(out)
+        ours = sframe_dump.parse(out)
         syms = {}
         for line in common.run([readelf, '-sW', path]).stdout.splitlines():
             f = line.split()
             if len(f) == 8 and f[3] == 'FUNC':
                 syms[int(f[1], 16)] = f[7]
         funcs = {syms[f[0]]: f for f in ours if f[0] in syms}
-        return out, ours, parse(oracle), parse(theirs), funcs
+        return out, ours, sframe_dump.parse(oracle), sframe_dump.parse(theirs), funcs
 
     def each(self):
         for arch, suite, version, endians in corpus.CROSS:

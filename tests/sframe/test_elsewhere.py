@@ -8,22 +8,21 @@ that now sits at the recorded path."""
 import os
 import shutil
 import subprocess
-import tempfile
 import unittest
 
 import common
-import corpus
-from test_unwind import chains
+import perf_counters
+import perf_script
+import sframe_corpus as corpus
 
 STYLES = ('sframe-only', 'sframe', 'libdw')
 
 
-class Elsewhere(unittest.TestCase):
+class Elsewhere(common.PerfTestCase):
     @classmethod
     def setUpClass(cls):
-        common.need(common.PERF)
+        super().setUpClass()
         src = os.path.join(corpus.build(), 'v3')
-        cls.tmp = tempfile.mkdtemp(prefix='sframe-away-')
         cls.home = os.path.join(cls.tmp, 'home')
         os.makedirs(cls.home)
         for name in ('pie', 'libcorpus.so'):
@@ -55,15 +54,11 @@ class Elsewhere(unittest.TestCase):
         shutil.rmtree(cache)
 
     @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    @classmethod
     def script(cls, style, pre=(), post=()):
         r = common.run([common.PERF] + list(pre) +
                        ['script', '-i', cls.data, '-F', 'tid,ip,sym,dso',
                         '--unwind-style', style] + list(post))
-        return chains(r.stdout), r.stderr
+        return perf_script.unwound(r.stdout), r.stderr
 
     @classmethod
     def hit_dsos(cls):
@@ -88,8 +83,8 @@ class Elsewhere(unittest.TestCase):
                 in_vdso = any(c and c[0][1] == '[vdso]' for c in home)
                 if style != 'libdw' and (vdso or not in_vdso):
                     self.assertEqual(
-                        common.stats_block(err, 'SFrame unwinding'),
-                        common.stats_block(home_err, 'SFrame unwinding'), err)
+                        perf_counters.block(err, 'SFrame unwinding'),
+                        perf_counters.block(home_err, 'SFrame unwinding'), err)
         # SFrame walked the deep recursion: the file was found.
         self.assertGreater(max(len(c) for c in away), 30)
 

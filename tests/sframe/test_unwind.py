@@ -5,58 +5,30 @@ exactly; "sframe-only" must give their prefix up to the first frame outside
 the corpus binaries (libc has no .sframe), and stop cleanly there."""
 import collections
 import os
-import re
 import shutil
 import struct
-import tempfile
 import unittest
 
 import common
-import corpus
-
-HEAD = re.compile(r'^\S.*:\s*$|^\s*\S+\s+\d+\s')
-FRAME = re.compile(r'^\s+([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$')
+import perf_counters
+import perf_script
+import sframe_corpus as corpus
+import sframe_dump
 
 # (version, variant) pairs recorded; v3 in every link mode.
 CASES = ((1, 'pie'), (2, 'pie'), (3, 'pie'), (3, 'nopie'), (3, 'static'))
 
 
-def chains(text):
-    """[[(ip, dso basename)]] per sample, from perf script -F tid,ip,sym,dso."""
-    out = []
-    cur = None
-    for line in text.splitlines():
-        m = FRAME.match(line)
-        if m and m.group(3) == 'inlined':
-            continue  # perf's srcline inlining, not an unwound frame
-        if m and cur is not None:
-            cur.append((int(m.group(1), 16), os.path.basename(m.group(3))))
-        elif line.strip():
-            cur = []
-            out.append(cur)
-    return out
-
-
-class Unwind(unittest.TestCase):
+class Unwind(corpus.CorpusTestCase):
     @classmethod
     def setUpClass(cls):
-        common.need(common.PERF)
-        cls.dir = corpus.build()
-        cls.tmp = tempfile.mkdtemp(prefix='sframe-unw-')
-        cls.data = {}
-        for v, var in CASES:
-            out = os.path.join(cls.tmp, 'v%d-%s.data' % (v, var))
-            cls.data[(v, var)] = corpus.record_dwarf(
-                os.path.join(cls.dir, 'v%d' % v, var), out, 400, 16384)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        super().setUpClass()
+        cls.data = cls.record_cases(CASES, 400, 16384)
 
     def script(self, data, style):
         r = common.run([common.PERF, 'script', '-i', data, '-F', 'tid,ip,sym,dso',
                         '--unwind-style', style])
-        return chains(r.stdout)
+        return perf_script.unwound(r.stdout)
 
     def test_hybrid_is_libdw(self):
         for key, data in self.data.items():
@@ -82,9 +54,7 @@ class Unwind(unittest.TestCase):
                                 'SFrame beyond libdw in too many samples')
 
     def fde_ranges(self, path):
-        out = common.run([common.PERF, 'sframe', 'dump', path]).stdout
-        return [(int(a, 16), int(a, 16) + int(n)) for a, n in
-                re.findall(r'pc = (0x[0-9a-f]+), size = (\d+) bytes', out)]
+        return sframe_dump.fde_ranges(common.run([common.PERF, 'sframe', 'dump', path]).stdout)
 
     def test_sframe_only_up_to_first_frame_without_sframe(self):
         for (v, var), data in self.data.items():
@@ -148,9 +118,9 @@ class Unwind(unittest.TestCase):
                         '--unwind-style', 'sframe'])
         self.assertIn('%s: invalid .sframe (bad magic)' % exe, r.stderr)
         self.assertEqual(r.stderr.count('invalid .sframe'), 1, r.stderr)
-        self.assertEqual(chains(r.stdout), self.script(out, 'libdw'))
+        self.assertEqual(perf_script.unwound(r.stdout), self.script(out, 'libdw'))
         # The end-of-run block counts it and names it again, with why.
-        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        st = perf_counters.block(r.stderr, 'SFrame unwinding')
         self.assertEqual(st['sections rejected'], 1, r.stderr)
         self.assertIn('\n    %s: bad magic\n' % exe, r.stderr)
         # perf report --stats unwinds nothing, but says what was rejected
@@ -196,9 +166,9 @@ class Unwind(unittest.TestCase):
         r = common.run([common.PERF, 'script', '-i', out, '-F', 'tid,ip,sym,dso',
                         '--unwind-style', 'sframe'])
         self.assertIn('%s: invalid .sframe (%s' % (exe, why), r.stderr)
-        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        st = perf_counters.block(r.stderr, 'SFrame unwinding')
         self.assertEqual(st['sections rejected'], 1, r.stderr)
-        self.assertEqual(chains(r.stdout), self.script(out, 'libdw'))
+        self.assertEqual(perf_script.unwound(r.stdout), self.script(out, 'libdw'))
 
     def test_stats_block(self):
         """perf script prints the SFrame counters when SFrame unwound, and
@@ -212,8 +182,8 @@ class Unwind(unittest.TestCase):
             with self.subTest(style=style):
                 r = common.run([common.PERF, 'script', '-i', data, '-F', 'tid,ip,sym,dso',
                                 '--unwind-style', style])
-                st = common.stats_block(r.stderr, 'SFrame unwinding')
-                frames = sum(len(c) for c in chains(r.stdout))
+                st = perf_counters.block(r.stderr, 'SFrame unwinding')
+                frames = sum(len(c) for c in perf_script.unwound(r.stdout))
                 self.assertEqual(st['samples unwound'], n, r.stderr)
                 self.assertEqual(st['sections rejected'], 0)
                 self.assertEqual(st['deferred snapshots'], 0)
@@ -251,7 +221,7 @@ class Unwind(unittest.TestCase):
         libdw = self.script(data, 'libdw')
         r = common.run([common.PERF, 'script', '-i', data, '-F', 'tid,ip,sym,dso',
                         '--unwind-style', 'sframe-only,libdw'])
-        both = chains(r.stdout)
+        both = perf_script.unwound(r.stdout)
         self.assertEqual(len(both), len(only))
         passed = same = 0
         for o, d, b in zip(only, libdw, both):
@@ -262,7 +232,7 @@ class Unwind(unittest.TestCase):
                 passed += 1
             same += len(o) == 1 and o == d
         # Only the samples SFrame unwound are counted as such.
-        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        st = perf_counters.block(r.stderr, 'SFrame unwinding')
         self.assertLessEqual(st['samples unwound'], len(only) - passed)
         self.assertGreaterEqual(st['samples unwound'], len(only) - passed - same)
         self.assertEqual(st['samples without .sframe'], 0)
@@ -276,10 +246,10 @@ class Unwind(unittest.TestCase):
             with self.subTest(style=style):
                 s = common.run([common.PERF, 'script', '-i', data, '-F', 'ip',
                                 '--unwind-style', style])
-                want = common.stats_block(s.stderr, 'SFrame unwinding')
+                want = perf_counters.block(s.stderr, 'SFrame unwinding')
                 r = common.run([common.PERF, 'report', '--stats', '-i', data,
                                 '--unwind-style', style])
-                self.assertEqual(common.stats_block(r.stdout, 'SFrame unwinding'),
+                self.assertEqual(perf_counters.block(r.stdout, 'SFrame unwinding'),
                                  want, r.stdout)
                 r = common.run([common.PERF, 'report', '--stdio', '-i', data,
                                 '--unwind-style', style])
@@ -307,8 +277,8 @@ class Unwind(unittest.TestCase):
         libdw = self.script(out, 'libdw')
         r = common.run([common.PERF, 'script', '-i', out, '-F', 'tid,ip,sym,dso',
                         '--unwind-style', 'sframe'])
-        self.assertEqual(chains(r.stdout), libdw)
-        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        self.assertEqual(perf_script.unwound(r.stdout), libdw)
+        st = perf_counters.block(r.stderr, 'SFrame unwinding')
         n = st['samples unwound']
         self.assertEqual(n, len(libdw))
         self.assertEqual(st['frames by SFrame'], 0, r.stderr)
@@ -320,8 +290,8 @@ class Unwind(unittest.TestCase):
             r.stderr)
         r = common.run([common.PERF, 'script', '-i', out, '-F', 'tid,ip,sym,dso',
                         '--unwind-style', 'sframe-only'])
-        self.assertEqual(max(len(c) for c in chains(r.stdout)), 1)
-        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        self.assertEqual(max(len(c) for c in perf_script.unwound(r.stdout)), 1)
+        st = perf_counters.block(r.stderr, 'SFrame unwinding')
         self.assertEqual(st['samples stopped early'], n)
         self.assertEqual(st['frames by SFrame'] + st['frames by .eh_frame'] +
                          st['frames by libdw after'], 0)
@@ -369,7 +339,7 @@ class Unwind(unittest.TestCase):
                 r = common.run([common.PERF, 'script', '-i', out, '-F', 'ip',
                                 '--unwind-style', 'sframe-only'])
                 self.assertIn('%s: invalid .sframe (%s)' % (exe, why), r.stderr)
-                st = common.stats_block(r.stderr, 'SFrame unwinding')
+                st = perf_counters.block(r.stderr, 'SFrame unwinding')
                 self.assertEqual(st['sections rejected'], 1, r.stderr)
 
     def test_unreadable_section_rejected(self):
@@ -399,7 +369,7 @@ class Unwind(unittest.TestCase):
         why = 'section at offset %#x, ' % (len(elf) + 0x1000)
         self.assertIn('%s: invalid .sframe (%s' % (lib, why), r.stderr)
         self.assertEqual(r.stderr.count('invalid .sframe'), 1, r.stderr)
-        st = common.stats_block(r.stderr, 'SFrame unwinding')
+        st = perf_counters.block(r.stderr, 'SFrame unwinding')
         self.assertEqual(st['sections rejected'], 1, r.stderr)
         self.assertIn('\n    %s: %s' % (lib, why), r.stderr)
         self.assertIn('past the end of the file (%d bytes)' % len(elf), r.stderr)

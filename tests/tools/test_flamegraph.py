@@ -8,8 +8,7 @@ import subprocess
 import tempfile
 import unittest
 
-import common
-from common import PERF, BUILD, run
+from common import PERF, run
 from deferred_tools import ARTIFACTS, DEFER, ToolsCase
 
 CHROMIUM = os.environ.get('CHROMIUM', shutil.which('chromium') or '/usr/bin/chromium')

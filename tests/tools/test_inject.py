@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """perf inject on deferred callchains: records kept, remapped, or merged."""
 import os
-import re
 import shutil
 import subprocess
 import unittest
 
 import common
+import perf_counters
+import perf_report
+import perf_script
 from common import PERF, PERF_UPSTREAM, run
 from deferred_tools import (DEFER, NR_RECORDS, NR_SAMPLES, DISTRO_PERF, ToolsCase,
                             deferred_records, distro_perf_works, event_count,
@@ -85,11 +87,10 @@ class InjectMerge(ToolsCase):
         cls.want = script_stacks(PERF, DEFER, cls.sym_args(cls))
 
     def test_stats_printed(self):
-        self.assertIn('Deferred callchains:', self.inject_stderr)
-        self.assertRegex(self.inject_stderr, r'deferred samples\s+%d' % NR_SAMPLES)
-        rec = re.search(r'deferred records\s+(\d+)', self.inject_stderr)
-        dup = re.search(r'duplicate records\s+(\d+)', self.inject_stderr)
-        self.assertEqual(int(rec.group(1)) + int(dup.group(1)), NR_RECORDS)
+        st = perf_counters.deferred(self.inject_stderr)
+        self.assertTrue(st, self.inject_stderr)
+        self.assertEqual(st['deferred samples'], NR_SAMPLES)
+        self.assertEqual(st['deferred records'] + st['duplicate records'], NR_RECORDS)
 
     def test_header_has_only_upstream_features(self):
         """No private header feature: nothing a future upstream feature
@@ -101,8 +102,9 @@ class InjectMerge(ToolsCase):
             for text in (ours, up.stdout + up.stderr):
                 self.assertNotIn('unknown feature', text)
                 self.assertNotIn('DEFERRED', text)
-            missing = [re.search(r'(?m)^# missing features:.*$', t).group(0)
+            missing = [perf_report.header_line(t, 'missing features:')
                        for t in (ours, up.stdout)]
+            self.assertIsNotNone(missing[0], ours)
             self.assertEqual(missing[0], missing[1], data)
 
     def test_file_is_plain(self):
@@ -199,8 +201,7 @@ class ConvertCallchain(ToolsCase):
                  '--call-graph', 'dwarf,32768', '--', prog, '200'], check=False)
         if r.returncode:
             self.skipTest('perf record does not work here: ' + r.stderr[-300:])
-        frames = [len(s.split()) for s in
-                  run([PERF, 'script', '-i', data, '-F', 'ip']).stdout.split('\n\n') if s.strip()]
+        frames = [len(s.frames) for s in perf_script.script(PERF, data, 'ip')[1]]
         self.assertGreaterEqual(max(frames), 126, 'stacks not deep enough to test')
         for perf, bad in ((PERF, False), (PERF_UPSTREAM, True)):
             out = self.path('conv.data')
@@ -209,9 +210,7 @@ class ConvertCallchain(ToolsCase):
             self.assertEqual(r.returncode == 99, bad, r.stderr[-3000:])
             if not bad:
                 self.assertNotIn('Invalid write', r.stderr)
-                conv = [len(s.split()) for s in
-                        run([PERF, 'script', '-i', out, '-F', 'ip']).stdout.split('\n\n')
-                        if s.strip()]
+                conv = [len(s.frames) for s in perf_script.script(PERF, out, 'ip')[1]]
                 self.assertEqual(len(conv), len(frames))
                 self.assertEqual(max(conv), 126)
 

@@ -1,13 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """perf script and perf report on deferred callchains."""
 import os
-import re
 import unittest
 
 import common
+import perf_report
 from common import PERF, PERF_UPSTREAM, run
-from deferred_tools import (DEFER, NR_RECORDS, NR_SAMPLES, ToolsCase, event_count,
-                            script_stacks)
+from deferred_tools import DEFER, NR_RECORDS, NR_SAMPLES, ToolsCase
 
 HANDLER = '''
 import collections
@@ -81,12 +80,6 @@ class Script(ToolsCase):
         self.assertEqual(got['syms'], 'ok')
 
 
-def callchains(text):
-    """perf report --stdio body: the callchain lines, no header comments."""
-    return [line.rstrip() for line in text.splitlines()
-            if line.strip() and not line.startswith('#')]
-
-
 class Report(ToolsCase):
     def report(self, perf, data, extra=()):
         return run([perf, 'report', '--stdio', '-i', data, '--no-children',
@@ -94,15 +87,15 @@ class Report(ToolsCase):
 
     def test_header_stats(self):
         r = self.report(PERF, DEFER)
-        m = re.search(r'^# Deferred callchains: (\d+) samples, (\d+) stitched, (\d+) stitched late',
-                      r.stdout, re.M)
-        self.assertIsNotNone(m, r.stdout[:2000])
-        self.assertEqual(int(m.group(1)), NR_SAMPLES)
-        self.assertGreater(int(m.group(2)) + int(m.group(3)), NR_SAMPLES * 9 // 10)
-        m = re.search(r'^# Deferred callchain records: (\d+), (\d+) orphans, (\d+) duplicates',
-                      r.stdout, re.M)
-        self.assertIsNotNone(m, r.stdout[:2000])
-        self.assertEqual(int(m.group(1)) + int(m.group(3)), NR_RECORDS)
+        # "# Deferred callchains: N samples, N stitched, N stitched late, ..."
+        n = perf_report.header_numbers(r.stdout, 'Deferred callchains:')
+        self.assertIsNotNone(n, r.stdout[:2000])
+        self.assertEqual(n[0], NR_SAMPLES)
+        self.assertGreater(n[1] + n[2], NR_SAMPLES * 9 // 10)
+        # "# Deferred callchain records: N, N orphans, N duplicates"
+        n = perf_report.header_numbers(r.stdout, 'Deferred callchain records:')
+        self.assertIsNotNone(n, r.stdout[:2000])
+        self.assertEqual(n[0] + n[2], NR_RECORDS)
 
     def test_stats_option(self):
         r = run([PERF, 'report', '--stats', '-i', DEFER])
@@ -128,8 +121,8 @@ class Report(ToolsCase):
         the merged file (in time order), so comm and user maps differ."""
         merged = self.path('merged.data')
         run([PERF, 'inject', '--merge-callchains', '-i', DEFER, '-o', merged])
-        want = callchains(self.report(PERF, DEFER, ['--time', '8.9,']).stdout)
-        got = callchains(self.report(PERF, merged, ['--time', '8.9,']).stdout)
+        want = perf_report.body_lines(self.report(PERF, DEFER, ['--time', '8.9,']).stdout)
+        got = perf_report.body_lines(self.report(PERF, merged, ['--time', '8.9,']).stdout)
         self.assertGreater(len(want), 1000)
         diff = [(a, b) for a, b in zip(got, want) if a != b]
         self.assertEqual((len(got), diff[:3]), (len(want), []))

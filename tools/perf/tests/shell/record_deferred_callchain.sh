@@ -10,43 +10,25 @@
 
 set -e
 
+shelldir=$(dirname "$0")
+# shellcheck source=lib/callchains.sh
+. "${shelldir}"/lib/callchains.sh
+
 tmpdir=$(mktemp -d /tmp/perf-test-defer.XXXXXX)
-data="$tmpdir/perf.data"
-
-cleanup() {
-	trap - EXIT TERM INT
-	rm -rf "$tmpdir"
-}
-
-trap_cleanup() {
-	echo "Unexpected signal in ${FUNCNAME[1]}"
-	cleanup
-	exit 1
-}
 trap trap_cleanup EXIT TERM INT
+data="$tmpdir/perf.data"
 
 if ! perf record -o "$data" -e cpu-clock -c 100000 --call-graph fp,defer \
 	-- perf test -w noploop 1 > /dev/null 2> "$tmpdir/record.err"; then
-	echo "Skip: perf record --call-graph fp,defer failed"
 	cat "$tmpdir/record.err"
-	cleanup
-	exit 2
+	skip "perf record --call-graph fp,defer failed"
 fi
 records=$(perf report --stats -i "$data" 2> /dev/null |
 	  awk '/CALLCHAIN_DEFERRED events:/ { print $3 }')
 if [ -z "$records" ] || [ "$records" -eq 0 ]; then
-	echo "Skip: this kernel cannot defer user callchains"
-	cleanup
-	exit 2
+	skip "this kernel cannot defer user callchains"
 fi
 echo "$records deferred callchain records"
-
-# One line per sample: its frames, innermost first.
-chains() {
-	perf script -F ip,sym "$@" 2> /dev/null |
-		awk 'BEGIN { RS = ""; FS = "\n" }
-		     { s = ""; for (i = 1; i <= NF; i++) { split($i, f, " "); s = s " " f[2] } print s }'
-}
 
 err=0
 chains -i "$data" > "$tmpdir/file.txt"

@@ -12,27 +12,14 @@
 
 set -e
 
+shelldir=$(dirname "$0")
+# shellcheck source=lib/callchains.sh
+. "${shelldir}"/lib/callchains.sh
+
 tmpdir=$(mktemp -d /tmp/perf-test-sframe.XXXXXX)
+trap trap_cleanup EXIT TERM INT
 prog="$tmpdir/sframe-work"
 data="$tmpdir/perf.data"
-
-cleanup() {
-	trap - EXIT TERM INT
-	rm -rf "$tmpdir"
-}
-
-trap_cleanup() {
-	echo "Unexpected signal in ${FUNCNAME[1]}"
-	cleanup
-	exit 1
-}
-trap trap_cleanup EXIT TERM INT
-
-skip() {
-	echo "Skip: $*"
-	cleanup
-	exit 2
-}
 
 [ "$(uname -m)" = x86_64 ] || skip "perf unwinds with SFrame on x86_64 only"
 if ! perf check feature -q libdw-dwarf-unwind; then
@@ -85,15 +72,8 @@ if ! perf record -q -o "$data" -e cpu-clock --call-graph dwarf,4096 \
 	skip "perf record --call-graph dwarf failed"
 fi
 
-# One line per sample: its frames, innermost first.
-chains() {
-	perf script -F ip,sym -i "$data" "$@" 2> /dev/null |
-		awk 'BEGIN { RS = ""; FS = "\n" }
-		     { s = ""; for (i = 1; i <= NF; i++) { split($i, f, " "); s = s " " f[2] } print s }'
-}
-
-chains --unwind-style libdw > "$tmpdir/libdw.txt"
-chains --unwind-style sframe > "$tmpdir/sframe.txt"
+chains -i "$data" --unwind-style libdw > "$tmpdir/libdw.txt"
+chains -i "$data" --unwind-style sframe > "$tmpdir/sframe.txt"
 total=$(grep -c ' level' "$tmpdir/libdw.txt" || true)
 [ "$total" -gt 0 ] || skip "no samples in the program"
 same=$(paste -d '|' "$tmpdir/libdw.txt" "$tmpdir/sframe.txt" |
@@ -108,7 +88,7 @@ if [ $((same * 100)) -lt $((total * 95)) ]; then
 fi
 
 # sframe-only stops where .sframe ends (libc has none): main at least.
-chains --unwind-style sframe-only > "$tmpdir/only.txt"
+chains -i "$data" --unwind-style sframe-only > "$tmpdir/only.txt"
 deep=$(grep -cE '( level){9} main' "$tmpdir/only.txt" || true)
 echo "sframe-only: $deep samples reach main through the 9 levels"
 if [ "$deep" -eq 0 ]; then

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Build the SFrame corpus: src/*.c and src/asm.S assembled with --gsframe
+"""Build the SFrame corpus: tests/sframe/src/*.c and src/asm.S assembled with --gsframe
 by binutils 2.40 (v1, the host's), 2.44 (v2, trixie) and 2.47 (v3, sid), as
 a PIE with a shared library, a non-PIE and a static executable; and the
 libsframe oracle of each release.  Nothing is committed: it is all built
@@ -13,7 +13,8 @@ import unittest
 
 import common
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# The corpus's sources and build scripts stay with the tests that own them.
+HERE = os.path.join(common.TOP, 'tests', 'sframe')
 SRC = os.path.join(HERE, 'src')
 CACHE = os.environ.get('CACHE_DIR', os.path.join(common.TOP, 'cache'))
 TC = os.path.join(CACHE, 'sframe-tc')
@@ -194,3 +195,21 @@ def record_dwarf(binary, out, ms, stack_size, freq=2000):
     if r.returncode:
         raise unittest.SkipTest('perf record failed: ' + r.stderr[-500:])
     return out
+
+
+class CorpusTestCase(common.PerfTestCase):
+    """Tests on the corpus: cls.dir is where build() put it."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.dir = build()
+
+    @classmethod
+    def record_cases(cls, cases, ms, stack_size):
+        """record_dwarf() of each (version, binary) of @cases in cls.tmp:
+        {(version, binary): recording}."""
+        return {(v, var): record_dwarf(os.path.join(cls.dir, 'v%d' % v, var),
+                                       os.path.join(cls.tmp, 'v%d-%s.dwarf' % (v, var)),
+                                       ms, stack_size)
+                for v, var in cases}
