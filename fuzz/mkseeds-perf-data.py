@@ -14,7 +14,7 @@ and MMAP2 records, up to META_BUDGET bytes), then whole events up to DATA_BUDGET
 records sit among their samples).  With PERF (our perf), each head seed is
 also written in pipe mode (NAME-head.pipe: perf inject -o -, attrs and
 features as events).  --generated writes small files of
-tests/lib/perfdata.py: snapshots, cross-endian, -a, two events, pipe.
+tests/lib/deferred_scenario.py: snapshots, cross-endian, -a, two events, pipe.
 
 Python stdlib only.
 """
@@ -106,7 +106,7 @@ def to_pipe(perf, outdir, name):
 
 
 def generated(outdir):
-    import perfdata
+    import deferred_scenario
     kinds = {
         'gen-snapshot': (dict(regs_stack=True), {}),
         'gen-cross-endian': ({}, dict(endian='>')),
@@ -117,8 +117,8 @@ def generated(outdir):
         'gen-no-sample-id-all': ({}, dict(sample_id_all=False)),
     }
     for name, (sc_kw, w_kw) in kinds.items():
-        sc = perfdata.scenario(threads=2, samples=12, seed=3, **sc_kw)
-        perfdata.write_scenario(sc, os.path.join(outdir, name), **w_kw)
+        sc = deferred_scenario.scenario(threads=2, samples=12, seed=3, **sc_kw)
+        deferred_scenario.write_scenario(sc, os.path.join(outdir, name), **w_kw)
 
 
 def main(argv):
