@@ -5,6 +5,27 @@
 // assembler takes them: hint 25 paciasp, 29 autiasp, 27 pacibsp, 31 autibsp.
 	.text
 
+// A frame record of \size bytes pushed, and popped again with the CFA
+// from SP (frame_pop) or, set from FP meanwhile, back to SP (frame_pop_fp).
+	.macro	frame_push size=16
+	stp	x29, x30, [sp, -\size]!
+	.cfi_def_cfa_offset \size
+	.cfi_offset 29, -\size
+	.cfi_offset 30, 8-\size
+	.endm
+	.macro	frame_pop size=16
+	ldp	x29, x30, [sp], \size
+	.cfi_restore 30
+	.cfi_restore 29
+	.cfi_def_cfa_offset 0
+	.endm
+	.macro	frame_pop_fp size
+	ldp	x29, x30, [sp], \size
+	.cfi_restore 30
+	.cfi_restore 29
+	.cfi_def_cfa 31, 0
+	.endm
+
 // Leaf: the RA stays in LR, CFA = SP.
 	.globl	leaf
 	.type	leaf, %function
@@ -20,18 +41,12 @@ leaf:
 	.type	fp_based, %function
 fp_based:
 	.cfi_startproc
-	stp	x29, x30, [sp, -32]!
-	.cfi_def_cfa_offset 32
-	.cfi_offset 29, -32
-	.cfi_offset 30, -24
+	frame_push 32
 	mov	x29, sp
 	.cfi_def_cfa_register 29
 	bl	ext_func
 	bl	leaf
-	ldp	x29, x30, [sp], 32
-	.cfi_restore 30
-	.cfi_restore 29
-	.cfi_def_cfa 31, 0
+	frame_pop_fp 32
 	ret
 	.cfi_endproc
 	.size	fp_based, .-fp_based
@@ -61,19 +76,13 @@ sp_2byte:
 	.type	sp_4byte, %function
 sp_4byte:
 	.cfi_startproc
-	stp	x29, x30, [sp, -16]!
-	.cfi_def_cfa_offset 16
-	.cfi_offset 29, -16
-	.cfi_offset 30, -8
+	frame_push
 	sub	sp, sp, #0x100000
 	.cfi_def_cfa_offset 0x100010
 	bl	leaf
 	add	sp, sp, #0x100000
 	.cfi_def_cfa_offset 16
-	ldp	x29, x30, [sp], 16
-	.cfi_restore 30
-	.cfi_restore 29
-	.cfi_def_cfa_offset 0
+	frame_pop
 	ret
 	.cfi_endproc
 	.size	sp_4byte, .-sp_4byte
@@ -101,16 +110,10 @@ pauth_a:
 	.cfi_startproc
 	hint	25
 	.cfi_negate_ra_state
-	stp	x29, x30, [sp, -16]!
-	.cfi_def_cfa_offset 16
-	.cfi_offset 29, -16
-	.cfi_offset 30, -8
+	frame_push
 	mov	x29, sp
 	bl	leaf
-	ldp	x29, x30, [sp], 16
-	.cfi_restore 30
-	.cfi_restore 29
-	.cfi_def_cfa_offset 0
+	frame_pop
 	hint	29
 	.cfi_negate_ra_state
 	ret
@@ -125,17 +128,11 @@ pauth_b:
 	.cfi_b_key_frame
 	hint	27
 	.cfi_negate_ra_state
-	stp	x29, x30, [sp, -32]!
-	.cfi_def_cfa_offset 32
-	.cfi_offset 29, -32
-	.cfi_offset 30, -24
+	frame_push 32
 	mov	x29, sp
 	.cfi_def_cfa_register 29
 	bl	leaf
-	ldp	x29, x30, [sp], 32
-	.cfi_restore 30
-	.cfi_restore 29
-	.cfi_def_cfa 31, 0
+	frame_pop_fp 32
 	hint	31
 	.cfi_negate_ra_state
 	ret
@@ -147,10 +144,7 @@ pauth_b:
 	.type	long_body, %function
 long_body:
 	.cfi_startproc
-	stp	x29, x30, [sp, -16]!
-	.cfi_def_cfa_offset 16
-	.cfi_offset 29, -16
-	.cfi_offset 30, -8
+	frame_push
 	.rept	100
 	nop
 	.endr
@@ -161,10 +155,7 @@ long_body:
 	.endr
 	add	sp, sp, #64
 	.cfi_def_cfa_offset 16
-	ldp	x29, x30, [sp], 16
-	.cfi_restore 30
-	.cfi_restore 29
-	.cfi_def_cfa_offset 0
+	frame_pop
 	ret
 	.cfi_endproc
 	.size	long_body, .-long_body
@@ -187,15 +178,9 @@ outermost:
 sigframe:
 	.cfi_startproc
 	.cfi_signal_frame
-	stp	x29, x30, [sp, -16]!
-	.cfi_def_cfa_offset 16
-	.cfi_offset 29, -16
-	.cfi_offset 30, -8
+	frame_push
 	bl	leaf
-	ldp	x29, x30, [sp], 16
-	.cfi_restore 30
-	.cfi_restore 29
-	.cfi_def_cfa_offset 0
+	frame_pop
 	ret
 	.cfi_endproc
 	.size	sigframe, .-sigframe
