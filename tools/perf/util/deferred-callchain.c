@@ -619,22 +619,27 @@ static int dc__deliver_through(struct deferred_callchain *dc, struct dc_entry *l
  * task's EXIT.  So in time order they wait on, for the window after the
  * EXIT (dc__drain()), and the EXIT goes on to the tool at once: the
  * thread stays, exited (symbol_conf.keep_exited_threads), for samples
- * delivered after it.  Without time order the EXIT proves nothing; the
- * samples wait as any do.
+ * delivered after it.  While anything is held, the task is kept for that
+ * window, so that a FORK reusing its tid finds what is left of it.
+ * Without time order the EXIT proves nothing; the samples wait as any do.
  */
 static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine, int tid,
 			 u64 time)
 {
-	struct dc_task *task = dc_task__find(dc, machine, tid, /*create=*/false);
+	bool held = !list_empty(&dc->queue) || !list_empty(&dc->waiting);
+	struct dc_task *task;
 	struct dc_entry *e;
 
-	if (!task || task->exited)
+	task = dc_task__find(dc, machine, tid, /*create=*/held && dc->config.ordered);
+	if (!task)
+		return held && dc->config.ordered ? -ENOMEM : 0;
+	if (task->exited)
 		return 0;
 	list_for_each_entry(e, &task->pending, task_node)
 		e->exited = true;
 	if (!dc->config.ordered)
 		return 0;
-	if (list_empty(&task->pending)) {
+	if (!held) {
 		dc_task__free(dc, task);
 		return 0;
 	}
@@ -645,9 +650,10 @@ static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine,
 }
 
 /*
- * A PERF_RECORD_FORK of a tid whose exited task still has samples here:
- * the tool is about to replace that task's thread with the new one, so
- * the old task's samples go out first, with what they have.
+ * A PERF_RECORD_FORK of a tid whose task exited within the window: the
+ * tool is about to replace that task's thread with the new one, so what is
+ * left of the old task goes out first, waiting samples with what they
+ * have.
  */
 static int dc__task_fork(struct deferred_callchain *dc, struct machine *machine, int tid)
 {
@@ -895,9 +901,6 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 		task->superseded = false;
 	}
 	dc_record__put(dc, rec);
-	/* The record that came after its task's EXIT: nothing else will. */
-	if (!ret && task->exited && list_empty(&task->pending))
-		dc_task__free(dc, task);
 	return ret ?: dc__drain(dc, false);
 }
 
