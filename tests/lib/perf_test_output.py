@@ -24,6 +24,14 @@ def results(text):
     return out
 
 
+def case_results(text):
+    """The result of every case line (" 25.3: ... : Ok") of perf test
+    output, in order: what a run of one suite gives, also with -F, which
+    prints no suite line."""
+    return [m.group(4) for m in map(_RESULT.match, text.splitlines())
+            if m and m.group(2) and m.group(4)]
+
+
 def listed(text):
     """{suite description: [case descriptions]} of perf test list output."""
     out = {}
