@@ -650,10 +650,12 @@ static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine,
 }
 
 /*
- * A PERF_RECORD_FORK of a tid whose task exited within the window: the
- * tool is about to replace that task's thread with the new one, so what is
- * left of the old task goes out first, waiting samples with what they
- * have.
+ * A PERF_RECORD_FORK: the tool is about to give its tid a new thread, so
+ * what is left here of an earlier task with that tid goes out first: its
+ * waiting samples with what they have, and the queue up to its last
+ * sample.  The queue is searched whether or not the task is still known:
+ * its samples may sit behind another task's waiting one however long ago
+ * it exited (one damaged time is enough).  FORKs are rare next to samples.
  */
 static int dc__task_fork(struct deferred_callchain *dc, struct machine *machine, int tid)
 {
@@ -661,12 +663,11 @@ static int dc__task_fork(struct deferred_callchain *dc, struct machine *machine,
 	struct dc_entry *e, *last = NULL;
 	int ret;
 
-	if (!task || !task->exited)
-		return 0;
-	ret = dc_task__settle(dc, task);
-	if (ret)
-		return ret;
-	/* Newest first: the task exited within the window. */
+	if (task && task->exited) {
+		ret = dc_task__settle(dc, task);
+		if (ret)
+			return ret;
+	}
 	list_for_each_entry_reverse(e, &dc->queue, queue_node) {
 		if (e->tid == tid && e->machine == machine) {
 			last = e;
