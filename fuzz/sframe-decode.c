@@ -46,7 +46,6 @@ static int row(u64 pc, struct sframe_fre *fre, void *arg)
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);	/* libFuzzer calls both */
 
 /* The seeds: the input header (address, a PC in the first function, SP), then the section. */
 static int write_seeds(const char *dir)
@@ -80,6 +79,8 @@ static int write_seeds(const char *dir)
 	}
 	return 0;
 }
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
 {
