@@ -18,7 +18,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
-from perf_abi import FINISHED_ROUND, HEADER_ATTR, SAMPLE  # noqa: E402
+from perf_abi import FINISHED_ROUND, HEADER_ATTR, HEADER_FEATURE, SAMPLE  # noqa: E402
 from perfdata_reader import Recording, sample_fields  # noqa: E402
 
 HDR_SIZE = 104
@@ -90,6 +90,17 @@ def inside_last_event(f, keep=16):
 def whole_events_before(f, at):
     """Events wholly in [data_off, at)."""
     return [e for e in f.events if e[0] + e[2] <= at]
+
+
+def without_feature_event(f, feat):
+    """A pipe's events without its feature event feat (HEADER_* number):
+    a stream from a tool that does not write it."""
+    assert f.pipe
+    drop = [e for e in f.events if e[1] == HEADER_FEATURE and
+            struct.unpack_from('<Q', f.raw, e[0] + 8)[0] == feat]
+    assert len(drop) == 1, drop
+    off, _, size = drop[0]
+    return f.raw[:off] + f.raw[off + size:]
 
 
 def patch(raw, off, fmt, *vals):

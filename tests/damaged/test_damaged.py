@@ -22,7 +22,7 @@ import perf_report                              # noqa: E402
 import perf_script                              # noqa: E402
 import damage as d                              # noqa: E402
 from deferred_scenario import USER_TEXT        # noqa: E402
-from perf_abi import S_IP, S_TID, S_TIME        # noqa: E402
+from perf_abi import HEADER_NRCPUS, S_IP, S_TID, S_TIME  # noqa: E402
 from perfdata_writer import Evsel, Writer       # noqa: E402
 
 PERF = common.PERF
@@ -183,6 +183,31 @@ class Damaged(common.PerfTestCase):
         p = self.write('killed-nocpu.data', d.killed(d.PerfFile(DEFER_ST)))
         self.assertNotIn('CPU count:', self.script(p).stderr)
         self.assertEqual(self.stats(p)['CPUs from the samples'], 0)
+
+    def test_pipe_nr_cpus(self):
+        """A pipe without its HEADER_NRCPUS feature event (an old or
+        third-party tool's stream): the CPU count is that of the samples,
+        not the host's, as for a file without the feature section."""
+        pipe = self.pipe_of('mt-defer')
+        p = self.write('nocpus.pipe', d.without_feature_event(d.PerfFile(pipe), HEADER_NRCPUS))
+        r = self.script(p, pipe=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('the pipe has no CPU count: 2 CPUs, from the samples', r.stderr)
+        self.assertNotIn('no CPU count', self.script(pipe, pipe=True).stderr)
+        # No --cpu: perf checks it before a pipe has told any CPU count.
+        for args in (['script', '-F', 'cpu,tid,time'],
+                     ['report', '--stdio', '--sort', 'cpu', '--no-children', '-g', 'none']):
+            outs = []
+            for path in (pipe, p):
+                with open(path, 'rb') as f:
+                    outs.append(subprocess.run([PERF] + args + ['-i', '-'], stdin=f,
+                                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                               text=True, check=True).stdout)
+            self.assertEqual(perf_report.body(outs[1]), perf_report.body(outs[0]), args)
+        with open(p, 'rb') as f:
+            r = subprocess.run([PERF, 'report', '-i', '-', '--stats'], stdin=f, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+        self.assertEqual(perf_counters.block(r.stdout, 'Damaged input')['CPUs from the samples'], 2)
 
     def test_generated_every_cut(self):
         """A generated file cut at every 8th byte of its last events (and a
