@@ -37,9 +37,6 @@ KNOWN = {
             'PERF_SAMPLE_STACK_USER size that is not a multiple of 8',
     },
     'perf-data': {
-        'leak-maps-copy-from-empty-parent':
-            'upstream maps__copy_from(): a FORK whose parent has no map '
-            'allocated leaks the malloc(0) of the child\'s map arrays',
         'ubsan-misaligned-event-after-unaligned-size':
             'upstream file reader: events after a record whose size is not a '
             'multiple of 8 are read in place, misaligned',
