@@ -31,11 +31,6 @@ SUPP = {'perf-data': os.path.join(FUZZ_DIR, 'ubsan-perf-data.supp')}
 SUPP_DEFAULT = os.path.join(FUZZ_DIR, 'ubsan.supp')
 # Regression inputs of crashes not fixed yet: {target: {file: why}}.
 KNOWN = {
-    'deferred-stream': {
-        'ubsan-evsel-stack-user-size-unaligned':
-            'upstream evsel__parse_sample reads dyn_size misaligned after a '
-            'PERF_SAMPLE_STACK_USER size that is not a multiple of 8',
-    },
     'perf-data': {
         'ubsan-misaligned-event-after-unaligned-size':
             'upstream file reader: events after a record whose size is not a '
