@@ -194,6 +194,8 @@ class Damaged(common.PerfTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn('the pipe has no CPU count: 2 CPUs, from the samples', r.stderr)
         self.assertNotIn('no CPU count', self.script(pipe, pipe=True).stderr)
+        # A file's count is its header's: the pipe header is tried on files too.
+        self.assertNotIn('no CPU count', self.script(os.path.join(GUEST, 'mt-defer.data')).stderr)
         # No --cpu: perf checks it before a pipe has told any CPU count.
         for args in (['script', '-F', 'cpu,tid,time'],
                      ['report', '--stdio', '--sort', 'cpu', '--no-children', '-g', 'none']):
