@@ -73,13 +73,19 @@ class Unwind(corpus.CorpusTestCase):
                 libdw = self.script(data, 'libdw')
                 ours = self.script(data, 'sframe-only')
                 self.assertEqual(len(ours), len(libdw))
-                reached = total = 0
+                reached = total = further = 0
                 for o, d in zip(ours, libdw):
                     # Without CFI, the frame SFrame stops at could be a
                     # signal trampoline, whose PC libdw does not move back
                     # into a call: compare it to one byte.
                     if o and len(d) >= len(o) and o[-1][0] == d[len(o) - 1][0] - 1:
                         o = o[:-1] + [d[len(o) - 1]]
+                    # libdw stopping short where SFrame goes on (a sample
+                    # in an epilogue: see test_hybrid_is_libdw): whether
+                    # a recording has one depends on where it sampled.
+                    if d and len(o) > len(d) and o[:len(d)] == d:
+                        further += 1
+                        continue
                     self.assertEqual(o, d[:len(o)], 'not a prefix of libdw')
                     k = next((i for i, f in enumerate(d) if not covered(f)),
                              len(d) - 1)
@@ -89,6 +95,8 @@ class Unwind(corpus.CorpusTestCase):
                 # Frames in crt code or PLTs have no SFrame either: a few
                 # samples stop before the first foreign DSO.
                 self.assertGreater(reached, total * 0.95, (reached, total))
+                self.assertLess(further, len(libdw) // 20,
+                                'SFrame beyond libdw in too many samples')
 
     def test_deep_chains(self):
         """The 30 deep recursion shows up whole through SFrame."""
