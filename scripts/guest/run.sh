@@ -278,7 +278,9 @@ mkdir -p "$outdir"
 # static key flipped by perf while the other vCPU executes it) and the
 # guest kernel oopses: that is a property of the emulator, not of what
 # is under test, so a guest that oopsed is booted again, up to
-# GUEST_TRIES times in all.
+# GUEST_TRIES times in all. Those boots are single-threaded TCG (both
+# vCPUs on one host thread: slower, but a vCPU never runs code another
+# is patching), unless GUEST_ACCEL chose the accelerator.
 tries=${GUEST_TRIES:-3}
 try=0
 while [ $try -lt "$tries" ]; do
@@ -325,7 +327,10 @@ while [ $try -lt "$tries" ]; do
 	if grep -qE "$oops" "$tmp/console.log"; then
 		grep -m 1 -A 12 -E "$oops" "$tmp/console.log" >&2
 		if [ "$try" -lt "$tries" ]; then
-			echo "guest: the guest kernel oopsed (try $try of $tries), booting again" >&2
+			if [ "$accel" = tcg,thread=multi ] && [ -z "${GUEST_ACCEL:-}" ]; then
+				accel=tcg,thread=single
+			fi
+			echo "guest: the guest kernel oopsed (try $try of $tries), booting again ($accel)" >&2
 			continue
 		fi
 	else

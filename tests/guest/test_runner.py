@@ -25,7 +25,8 @@ def runner(args, **env):
 # kernel prints anything (FAKE_KVM: msr aborts, paused reports a KVM
 # internal error and sits there, silent just sits there); under TCG it
 # "boots": one console line, and a results tar on the virtio-serial
-# chardev with the script's status 7.
+# chardev with the script's status 7; FAKE_TCG_OOPS: multi-threaded TCG
+# oopses instead, as the guest kernel sometimes does there.
 FAKE_QEMU = r'''#!/usr/bin/python3
 import io, os, sys, tarfile
 args = sys.argv[1:]
@@ -52,6 +53,9 @@ if accel == 'kvm':
 serial = args[args.index('-serial') + 1].split(':', 1)[1]
 with open(serial, 'w') as f:
     f.write('guest: 7.2.13 (fake), 2 CPUs\n')
+    if accel == 'tcg,thread=multi' and os.environ.get('FAKE_TCG_OOPS'):
+        f.write('Oops: int3: 0000 [#1] SMP NOPTI\nRIP: 0010:__schedule+0x1a2/0x1530\n')
+        sys.exit(0)
 chardev = [a for a in args if a.startswith('file,id=results,')][0]
 path = chardev.split('path=', 1)[1]
 with tarfile.open(path, 'w') as t:
@@ -152,6 +156,19 @@ class KvmFallback(unittest.TestCase):
         r = self.run_guest(GUEST_ACCEL='tcg')
         self.assertEqual(r.returncode, 7, r.stderr)
         self.assertEqual(self.boots(), ['tcg'])
+
+    def test_oops_boots_again_single_threaded(self):
+        os.unlink(self.kvm)
+        r = self.run_guest(FAKE_TCG_OOPS='1')
+        self.assertEqual(r.returncode, 7, r.stderr)
+        self.assertEqual(self.boots(), ['tcg,thread=multi', 'tcg,thread=single'])
+        self.assertIn('Oops: int3', r.stderr)
+        self.assertIn('oopsed (try 1 of 3), booting again (tcg,thread=single)', r.stderr)
+
+    def test_oops_with_forced_accel_keeps_it(self):
+        r = self.run_guest(FAKE_TCG_OOPS='1', GUEST_ACCEL='tcg,thread=multi')
+        self.assertEqual(r.returncode, 126, r.stderr)
+        self.assertEqual(self.boots(), ['tcg,thread=multi'] * 3)
 
     def test_no_kvm_device(self):
         os.unlink(self.kvm)
