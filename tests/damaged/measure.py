@@ -23,13 +23,11 @@ import tempfile
 sys.path.insert(0, os.path.dirname(__file__))
 import damage as d                      # noqa: E402
 import common                           # noqa: E402
+import perf_script                      # noqa: E402
 
 RECORDINGS = [os.path.join(common.REAL, 'defer-st.data'), os.path.join(common.REAL, 'fp-st.data')] + \
     [os.path.join(common.FIXTURES, 'guest-7.2', n + '.data')
      for n in ('st-defer', 'mt-defer', 'two-defer', 'sys-defer', 'exit-defer', 'deep300-defer')]
-
-
-_SAMPLE = re.compile(r'^ *\d+ +\d+\.\d+: *$', re.M)
 
 
 def count(perf, path):
@@ -37,10 +35,7 @@ def count(perf, path):
     r = subprocess.run([perf, 'script', '-i', path, '-F', 'tid,time'], text=True,
                        errors='replace', stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                        timeout=300)
-    # Only sample lines: a perf killed by a signal can leave half a line
-    # of its last buffer, and upstream prints some warnings to stdout
-    # ("Too big: nr N max_nr N").
-    return len(_SAMPLE.findall(r.stdout)), r.returncode
+    return perf_script.count_samples(r.stdout, 'tid,time'), r.returncode
 
 
 def whole_samples(f, upto):

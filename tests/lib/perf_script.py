@@ -153,6 +153,14 @@ def samples(text, fields=None, srcline=False, where='perf script'):
     return out
 
 
+def count_samples(text, fields):
+    """The sample header lines of -F @fields in @text; other lines are not
+    an error here: a perf killed by a signal leaves half a line of its
+    last buffer, and upstream prints some warnings to stdout."""
+    regex = _head_regex(fields)
+    return sum(1 for line in text.splitlines() if regex.match(line))
+
+
 def script(perf, data, fields=None, extra=(), srcline=False, pre=(), **kw):
     """Run perf [@pre] script on @data (-F @fields) and parse it: (the
     CompletedProcess, [Sample])."""
