@@ -22,7 +22,8 @@ import perf_report                              # noqa: E402
 import perf_script                              # noqa: E402
 import damage as d                              # noqa: E402
 from deferred_scenario import USER_TEXT        # noqa: E402
-from perf_abi import HEADER_NRCPUS, S_IP, S_TID, S_TIME  # noqa: E402
+from perf_abi import (HEADER_NRCPUS, ID_INDEX, MISC_GUEST_KERNEL,  # noqa: E402
+                      S_CGROUP, S_ID, S_IP, S_TID, S_TIME)
 from perfdata_writer import Evsel, Writer       # noqa: E402
 
 PERF = common.PERF
@@ -416,6 +417,32 @@ class Damaged(common.PerfTestCase):
         self.assertTrue(set(got) <= set(orig))
         self.assertIn('the pipe is truncated: the event at %#x (%d bytes)' % (ev[0] - 16, ev[2]),
                       r.stderr)
+
+    # --- guest machines ---------------------------------------------------
+
+    def test_guest_cgroup(self):
+        """A CGROUP record and samples with a cgroup in a guest's cpumode
+        (perf inject --guest-data copies a guest's so): perf keeps cgroups
+        for the host only.  The record is skipped with a warning, the
+        samples come out with cgroup "unknown"; before, perf script and
+        perf report died on the guest machine's NULL perf_env (found by
+        fuzz/perf-data.c)."""
+        w = Writer(evsels=[Evsel(sample_type=S_IP | S_TID | S_TIME | S_ID | S_CGROUP)])
+        # perf inject --guest-data's ID_INDEX: id 1 is guest 4242's vCPU 0
+        w.add(w.header(ID_INDEX, 0, w.p('QQQqqqQ', 1, 1, 0, 0, -1, 4242, 0)))
+        w.cgroup(7, '/machine.slice/guest', time=1000, misc=MISC_GUEST_KERNEL)
+        for i in range(3):
+            w.sample(0xffffffff81000000 + i, 4242, 4242, 2000 + i,
+                     misc=MISC_GUEST_KERNEL, cgroup=7)
+        p = w.save(os.path.join(self.tmp, 'guest-cgroup.data'))
+        r = common.run([PERF, 'script', '-i', p, '-F', 'time,cgroup'], check=False)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertIn('CGROUP record of guest 4242 skipped: host cgroups only', r.stderr)
+        self.assertEqual(r.stdout.split().count('unknown'), 3, r.stdout)
+        rep = common.run([PERF, 'report', '-i', p, '--stdio', '--sort', 'cgroup'],
+                         check=False)
+        self.assertEqual(rep.returncode, 0, rep.stderr[-2000:])
+        self.assertIn('unknown', rep.stdout)
 
     # --- an error that stops the reading ---------------------------------
 

@@ -6,9 +6,11 @@ Only constants: the writer, the reader and the generators share them."""
 
 # enum perf_event_type
 MMAP, LOST, COMM, EXIT, THROTTLE, UNTHROTTLE, FORK, READ, SAMPLE, MMAP2 = range(1, 11)
+CGROUP = 19
 CALLCHAIN_DEFERRED = 22
 HEADER_ATTR = 64
 FINISHED_ROUND = 68
+ID_INDEX = 69
 HEADER_FEATURE = 80
 
 # enum perf_event_sample_format
@@ -16,6 +18,7 @@ S_IP, S_TID, S_TIME, S_ADDR, S_READ, S_CALLCHAIN, S_ID, S_CPU, S_PERIOD, \
     S_STREAM_ID, S_RAW, S_BRANCH_STACK, S_REGS_USER, S_STACK_USER = \
     [1 << i for i in range(14)]
 S_IDENTIFIER = 1 << 16
+S_CGROUP = 1 << 21
 
 # perf_event_attr flag bits
 F_DISABLED, F_INHERIT = 1 << 0, 1 << 1
@@ -24,7 +27,7 @@ F_SAMPLE_ID_ALL = 1 << 18
 F_MMAP2, F_COMM_EXEC = 1 << 23, 1 << 24
 F_DEFER_CALLCHAIN, F_DEFER_OUTPUT = 1 << 38, 1 << 39
 
-MISC_KERNEL, MISC_USER = 1, 2
+MISC_KERNEL, MISC_USER, MISC_GUEST_KERNEL = 1, 2, 4
 COMM_EXEC = 1 << 13
 
 CONTEXT_KERNEL = (1 << 64) - 128

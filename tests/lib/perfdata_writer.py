@@ -14,7 +14,7 @@ data section and a few optional feature sections) or pipe mode
 """
 import struct
 
-from perf_abi import (ATTR_SIZE, CALLCHAIN_DEFERRED, COMM, COMM_EXEC, EXIT,
+from perf_abi import (ATTR_SIZE, CALLCHAIN_DEFERRED, CGROUP, COMM, COMM_EXEC, EXIT,
                       FINISHED_ROUND, FORK, F_COMM, F_COMM_EXEC,
                       F_DEFER_CALLCHAIN, F_DEFER_OUTPUT, F_DISABLED,
                       F_ENABLE_ON_EXEC, F_INHERIT, F_MMAP, F_MMAP2,
@@ -23,7 +23,7 @@ from perf_abi import (ATTR_SIZE, CALLCHAIN_DEFERRED, COMM, COMM_EXEC, EXIT,
                       HEADER_OSRELEASE, HEADER_VERSION, LOST, MAGIC,
                       MISC_KERNEL, MISC_USER, MMAP2, PERF_SAMPLE_REGS_ABI_64,
                       PERF_TYPE_SOFTWARE, SAMPLE, SW_CPU_CLOCK, S_ADDR,
-                      S_CALLCHAIN, S_CPU, S_ID, S_IDENTIFIER, S_IP, S_PERIOD,
+                      S_CALLCHAIN, S_CGROUP, S_CPU, S_ID, S_IDENTIFIER, S_IP, S_PERIOD,
                       S_REGS_USER, S_STACK_USER, S_STREAM_ID, S_TID, S_TIME)
 
 
@@ -141,6 +141,12 @@ class Writer:
         body += self.id_trailer(ev, pid, tid, time, cpu)
         return self.add(self.header(COMM, COMM_EXEC if exec else 0, body))
 
+    def cgroup(self, id, path, pid=0, tid=0, time=0, cpu=0, evsel=None, misc=0):
+        ev = self._evsel(evsel)
+        body = self.p('Q', id) + self._str(path)
+        body += self.id_trailer(ev, pid, tid, time, cpu)
+        return self.add(self.header(CGROUP, misc, body))
+
     def fork(self, pid, ppid, tid, ptid, time=0, cpu=0, evsel=None):
         ev = self._evsel(evsel)
         body = self.p('IIIIQ', pid, ppid, tid, ptid, time)
@@ -171,9 +177,11 @@ class Writer:
         return self.add(self.header(FINISHED_ROUND, 0, b''))
 
     def sample(self, ip, pid, tid, time, cpu=0, callchain=None, period=None,
-               evsel=None, misc=None, regs=None, stack=None, id=None):
+               evsel=None, misc=None, regs=None, stack=None, id=None, cgroup=0):
         """callchain: the raw u64 entries (context markers included).
-        regs: dict reg index -> value (REGS_USER); stack: bytes (STACK_USER)."""
+        regs: dict reg index -> value (REGS_USER); stack: bytes (STACK_USER);
+        cgroup: the cgroup id (CGROUP; no field between it and STACK_USER
+        is written)."""
         ev = self._evsel(evsel)
         st = ev.sample_type
         id = id if id is not None else ev.ids[0]
@@ -214,6 +222,8 @@ class Writer:
             else:
                 data = bytes(stack) + b'\0' * (-len(stack) % 8)
                 b += self.p('Q', len(data)) + data + self.p('Q', len(stack))
+        if st & S_CGROUP:
+            b += self.p('Q', cgroup)
         self.nr_samples += 1
         return self.add(self.header(SAMPLE, misc, b))
 
