@@ -23,7 +23,7 @@ import perf_script                              # noqa: E402
 import damage as d                              # noqa: E402
 from deferred_scenario import USER_TEXT        # noqa: E402
 from perf_abi import (HEADER_NRCPUS, ID_INDEX, MISC_GUEST_KERNEL,  # noqa: E402
-                      S_CGROUP, S_ID, S_IP, S_TID, S_TIME)
+                      SW_BPF_OUTPUT, S_CGROUP, S_ID, S_IP, S_TID, S_TIME)
 from perfdata_writer import Evsel, Writer       # noqa: E402
 
 PERF = common.PERF
@@ -443,6 +443,29 @@ class Damaged(common.PerfTestCase):
                          check=False)
         self.assertEqual(rep.returncode, 0, rep.stderr[-2000:])
         self.assertIn('unknown', rep.stdout)
+
+    def test_bpf_output_without_sample_type(self):
+        """A bpf-output attr with sample_type 0, in a file and in a pipe:
+        perf gives such an event RAW, TIME, CPU and PERIOD, and parsed its
+        8-byte samples as 24-byte ones, past their end (ASan:
+        heap-buffer-overflow; found by fuzz/perf-data.c).  The samples are
+        too short for that layout: skipped and counted; the rest is read."""
+        w = Writer(evsels=[Evsel(config=SW_BPF_OUTPUT, sample_type=0)])
+        w.comm(4242, 4242, 'bpf-out', time=1000)
+        for i in range(3):
+            w.sample(0, 4242, 4242, 2000 + i)
+        for name, save, is_pipe in (('bpf.data', w.save, False),
+                                    ('bpf.pipe', w.save_pipe, True)):
+            p = os.path.join(self.tmp, name)
+            save(p)
+            with open(p, 'rb') as f:
+                r = subprocess.run([PERF, 'script', '-i', '-' if is_pipe else p, '-F', 'time'],
+                                   stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, errors='replace')
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            self.assertEqual(r.stdout.strip(), '', name)
+            self.assertIn('3 samples could not be parsed', r.stderr)
+        self.assertEqual(self.stats(os.path.join(self.tmp, 'bpf.data'))['unparsable samples'], 3)
 
     # --- an error that stops the reading ---------------------------------
 
