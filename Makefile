@@ -11,6 +11,7 @@
 #   make patches   write edits made in build/ours back to the overlay
 #   make SAN=1     ours with ASan+UBSan, in build/out-ours-san
 #   make fuzz      libFuzzer targets (clang 14): see fuzz/README.md
+#   make deb       a Debian package of ours, in build/deb (lintian-checked)
 #
 # LINUX_SRC=<linux 7.2 tree> uses that tree instead of Debian's
 # linux-source-7.2 package.
@@ -51,7 +52,7 @@ endif
 OUT_UP		:= $(B)/out-upstream
 
 .PHONY: all setup deps sources tree perf perf-upstream install check demo patches \
-	patches-status refresh-patches reset clean distclean checkpatch fuzz fuzz-run
+	patches-status refresh-patches reset clean distclean checkpatch fuzz fuzz-run deb
 
 all: perf perf-upstream
 
@@ -166,6 +167,11 @@ fuzz-run: fuzz
 	$(B)/bin/fuzz-$(FUZZ_TARGET) -max_total_time=$(FUZZ_TIME) -max_len=16384 \
 		-artifact_prefix=$(B)/fuzz/$(FUZZ_TARGET)/ \
 		$(B)/fuzz/$(FUZZ_TARGET)/corpus fuzz/corpus/$(FUZZ_TARGET)
+
+# A Debian package of ours (packaging/debian), built from the same tree:
+# perf-deferred, in place of Debian's linux-perf.
+deb: tree $(TEMPLATE)
+	scripts/make-deb.sh $(TREE) $(TEMPLATE) $(B)/deb
 
 patches:
 	scripts/overlay.py patches $(PRISTINE) $(TREE) .

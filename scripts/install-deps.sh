@@ -24,6 +24,8 @@ pkgs=(
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio
 	# man pages
 	asciidoc-base xmlto
+	# make deb, tests/package
+	debhelper dpkg-dev fakeroot lintian
 	# flame graph test: headless browser (npm, for d3-flame-graph, below)
 	chromium
 )
