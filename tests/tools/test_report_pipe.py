@@ -20,11 +20,20 @@ from perfdata_writer import Evsel, Writer
 VIEWS = [[], ['--children'], ['--no-children'], ['--children', '-g', 'caller'],
          ['--no-children', '-g', 'folded,0,callee']]
 _TIP = re.compile(r'^# \(Tip: .*\)$', re.M)
+_DRAWING = re.compile(r'[\s|-]+')
 
 
 def report_text(text):
-    """A --stdio report less its random tip line."""
-    return _TIP.sub('', text)
+    """A --stdio report as compared: its header lines (the column names
+    among them) less the random tip, and its body lines sorted, with the
+    graph's drawing characters squeezed: entries and callchain branches
+    of equal weight come in an order perf does not fix (it varies with
+    the run)."""
+    lines = _TIP.sub('', text).splitlines()
+    head = [ln for ln in lines if ln.startswith('#')]
+    body = sorted(_DRAWING.sub(' ', ln).strip() for ln in lines
+                  if ln.strip() and not ln.startswith('#'))
+    return '\n'.join(head + body)
 
 
 def report_pipe(data, args, pre=()):
