@@ -11,6 +11,7 @@ record printed as its header and blank lines (pristine 7.2.13 too).
 import os
 import re
 import struct
+import subprocess
 
 import common
 import deferred_scenario
@@ -36,12 +37,12 @@ def retype_first_event(path, type, config):
         f.write(struct.pack('<Q', config))
 
 
-def raw_records(perf, data, extra=()):
+def raw_records(perf, data, extra=(), stdin=None):
     """(cookie, (ip, ...)) of each record perf script --no-merge-callchains
     prints, in output order, and the number of their frame lines that
     print no address (the blank records)."""
     r = run([perf, 'script', '--no-merge-callchains', '--no-inline',
-             '-F', 'comm,tid,time,ip,sym', '-i', data] + list(extra))
+             '-F', 'comm,tid,time,ip,sym', '-i', data] + list(extra), stdin=stdin)
     recs = []
     blank = 0
     cur = None
@@ -109,6 +110,17 @@ class GeneratedLayouts(common.PerfTestCase):
         path = self.layout('hw-dummy', dummy=True, retype=(PERF_TYPE_HARDWARE, 0))
         self.assertIn('cycles', run([PERF, 'evlist', '-i', path]).stdout)
         self.check(path)
+
+    def test_dummy_alone_in_its_type_pipe(self):
+        """The same from a pipe, where the attrs come in the stream."""
+        path = self.layout('hw-dummy-p', dummy=True, retype=(PERF_TYPE_HARDWARE, 0))
+        pipe = os.path.join(self.tmp, 'hw-dummy.pipe')
+        with open(pipe, 'wb') as f:
+            subprocess.run([PERF, 'inject', '-i', path, '-o', '-'], stdout=f, check=True)
+        with open(pipe, 'rb') as f:
+            got, blank = raw_records(PERF, '-', stdin=f)
+        self.assertEqual(blank, 0)
+        self.assertEqual(sorted(got), self.truth)
 
     def test_user_fields(self):
         """-F given for the dummy's type applies to the records."""
