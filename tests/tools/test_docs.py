@@ -12,7 +12,7 @@ import common
 from common import TREE, run
 
 PAGES = ['perf-record', 'perf-report', 'perf-script', 'perf-script-python',
-         'perf-inject', 'perf-top', 'perf-config', 'perf-sframe']
+         'perf-inject', 'perf-top', 'perf-config', 'perf-sframe', 'perf-data']
 DOC = os.path.join(TREE, 'tools', 'perf', 'Documentation')
 
 
@@ -106,6 +106,10 @@ class ManPages(unittest.TestCase):
                 self.assertIn('merge\\-callchains', f.read())
             with open(os.path.join(out, 'perf-config.1')) as f:
                 self.assertIn('defer\\-window', f.read())
+            with open(os.path.join(out, 'perf-data.1')) as f:
+                text = f.read()
+            for opt in ('kallsyms', 'symfs'):
+                self.assertIn('\\-\\-' + opt, text)
             for page in ('perf-report', 'perf-script', 'perf-inject',
                          'perf-config'):
                 with open(os.path.join(out, page + '.1')) as f:
