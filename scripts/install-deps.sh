@@ -24,6 +24,8 @@ pkgs=(
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio
 	# man pages
 	asciidoc-base xmlto
+	# tests/tools: hotspot's perfparser, extracted from its package
+	libqt5core5a libqt5network5
 	# make deb, tests/package
 	debhelper dpkg-dev fakeroot lintian
 	# flame graph test: headless browser (npm, for d3-flame-graph, below)
@@ -48,3 +50,5 @@ fi
 # fetched when flame graphs are made or tested.
 "$(dirname "$0")/setup-flamegraph.sh" >/dev/null ||
 	echo "install-deps: no d3-flame-graph template (scripts/setup-flamegraph.sh)" >&2
+"$(dirname "$0")/setup-perfparser.sh" >/dev/null ||
+	echo "install-deps: no hotspot perfparser (scripts/setup-perfparser.sh)" >&2

@@ -21,11 +21,16 @@ import shutil
 import struct
 import subprocess
 
+from common import BUILD
+
 MAGIC = b'QPERFSTREAM\0'
 (THREAD_START, THREAD_END, COMMAND, LOCATION, SYMBOL, STRING, LOST, FEATURES, ERROR,
  PROGRESS, TRACEPOINT_FORMAT, ATTRIBUTES, CONTEXT_SWITCH, SAMPLE, TRACEPOINT_SAMPLE) = range(15)
 
-BINARIES = ['/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser',
+# scripts/setup-perfparser.sh's copy first (install-deps.sh makes it).
+BINARIES = [os.path.join(BUILD, 'perfparser',
+                         'usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser'),
+            '/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser',
             '/usr/libexec/hotspot-perfparser', 'hotspot-perfparser', 'perfparser']
 
 

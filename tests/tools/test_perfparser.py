@@ -4,7 +4,8 @@ PERF_RECORD_CALLCHAIN_DEFERRED; on perf inject --merge-callchains output
 it must see the stacks perf script shows on the original deferred
 recording, sample by sample.
 
-Skipped without perfparser ($PERFPARSER, or Debian's hotspot package:
+Skipped without perfparser ($PERFPARSER, scripts/setup-perfparser.sh's copy
+(install-deps.sh makes it), or Debian's hotspot package:
 /usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser). The package pulls
 98 KDE and Qt GUI packages; perfparser alone needs libqt5core5a and
 libqt5network5: `apt-get download hotspot; dpkg-deb -x hotspot_*.deb DIR`
