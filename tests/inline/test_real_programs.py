@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Inline chains on the real programs of bench/inline (the sqlite3
-amalgamation, zstd), when they are built (bench/inline/build-progs.sh, into
+amalgamation, zstd, the C++ eigen-work), when they are built (bench/inline/build-progs.sh, into
 cache/inline-src/): one sample at each of ~300 instructions spread over
 .text, perf script the same as perf-upstream's, default and with srcline,
 and the frames' names the same as addr2line -i's. Skipped when the
@@ -17,6 +17,7 @@ SRC = os.environ.get('INLINE_SRC_DIR', os.path.join(common.TOP, 'cache', 'inline
 PROGS = {
     'sqlite3': os.path.join(SRC, 'sqlite3', 'bin', 'sqlite3'),
     'zstd': os.path.join(SRC, 'zstd', 'bin', 'zstd'),
+    'eigen-work': os.path.join(SRC, 'eigen3', 'bin', 'eigen-work'),
 }
 N_ADDRS = 300
 
@@ -53,6 +54,9 @@ class TestRealPrograms(common.PerfTestCase):
 
     def test_zstd(self):
         self.check('zstd')
+
+    def test_eigen_templates(self):
+        self.check('eigen-work')
 
 
 if __name__ == '__main__':
