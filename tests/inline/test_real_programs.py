@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Inline chains on the real programs of bench/inline (the sqlite3
-amalgamation, zstd, the C++ eigen-work), when they are built (bench/inline/build-progs.sh, into
+amalgamation, zstd, the C++ eigen-work: its names are checked
+against upstream only), when they are built (bench/inline/build-progs.sh, into
 cache/inline-src/): one sample at each of ~300 instructions spread over
 .text, perf script the same as perf-upstream's, default and with srcline,
 and the frames' names the same as addr2line -i's. Skipped when the
@@ -42,6 +43,12 @@ class TestRealPrograms(common.PerfTestCase):
             out[tuple(args)] = ours
         ch = [c for c in inlinedata.chains(out[()]) if len(c[1]) > 1]
         self.assertGreater(len(ch), 20)
+        if name == 'eigen-work':
+            # Upstream takes many of its chains from LLVM's symbolizer
+            # (bench/inline/README.md), whose C++ chains binutils'
+            # addr2line does not always agree with: upstream's output
+            # is the reference here.
+            return
         sample = ch[::max(1, len(ch) // 50)]
         a2l = inlinedata.addr2line_frames(prog, [a for a, _ in sample])
         for addr, frames in sample:
