@@ -5,6 +5,9 @@
 # source packages, with -O2 -g, under cache/inline-src/:
 #   sqlite3/bin/sqlite3  the sqlite3 amalgamation (one huge CU) and its shell
 #   zstd/bin/zstd        zstd's command line tool (many CUs)
+#   eigen3/bin/eigen-work  eigen-work.cpp against Eigen 3.4 (header only,
+#                        from the eigen3 source package): C++ templates
+#                        inlined many levels deep
 # Prints nothing; each binary is rebuilt only when missing.
 set -euo pipefail
 
@@ -32,4 +35,10 @@ if [ ! -x "$base/zstd/bin/zstd" ]; then
 	make -C "$src/programs" -j"$jobs" zstd MOREFLAGS="$cflags" \
 		CFLAGS="$cflags" HAVE_ZLIB=0 HAVE_LZMA=0 HAVE_LZ4=0 >/dev/null
 	cp "$src/programs/zstd" "$base/zstd/bin/zstd"
+fi
+
+if [ ! -x "$base/eigen3/bin/eigen-work" ]; then
+	src=$("$here/get-src.sh" eigen3)
+	mkdir -p "$base/eigen3/bin"
+	g++ $cflags -I"$src" -o "$base/eigen3/bin/eigen-work" "$here/eigen-work.cpp"
 fi

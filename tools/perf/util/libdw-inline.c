@@ -13,7 +13,10 @@
  * The index keeps, for each function DIE that has ranges, its offset and
  * the offset of its last descendant: DIE offsets grow in pre-order, so "a
  * descendant of P" is "offset in (P, P's last]" and "first in pre-order" is
- * "smallest offset". Subprograms also keep their dwarf_getfuncs() order.
+ * "smallest offset". Subprograms also keep their dwarf_getfuncs() order,
+ * which is pre-order too: the index is built in one walk, without asking
+ * dwarf_getfuncs() to walk the CU a second time (unless the CU imports
+ * units), and only over the DIEs either walk would visit.
  * Ranges are sorted by start with a running maximum of their ends, so the
  * ranges containing an address are found by a binary search and a short
  * walk back.
@@ -205,13 +208,55 @@ static int cu_index__add_die(struct libdw_cu_index *idx, Dwarf_Die *die,
 }
 
 /*
+ * Whether dwarf_getfuncs() descends into the children of @die, which it
+ * visits (__libdw_visit_scopes() and dwarf_getfuncs()'s tree_visitor() of
+ * elfutils): only scopes (may_have_scopes()), and in a C CU only
+ * subprograms, lexical blocks and inlined subroutines.
+ */
+static bool getfuncs__descends(int tag, bool c_cu)
+{
+	switch (tag) {
+	case DW_TAG_subprogram:
+	case DW_TAG_lexical_block:
+	case DW_TAG_inlined_subroutine:
+		return true;
+	case DW_TAG_compile_unit:
+	case DW_TAG_module:
+	case DW_TAG_with_stmt:
+	case DW_TAG_catch_block:
+	case DW_TAG_try_block:
+	case DW_TAG_entry_point:
+	case DW_TAG_namespace:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+		return !c_cu;
+	default:
+		return false;
+	}
+}
+
+/* Where cu_index__walk() stands, for the children of one DIE. */
+struct walk_scope {
+	bool	getfuncs;	/* dwarf_getfuncs() visits them */
+	bool	in_func;	/* under a subprogram it hands out */
+};
+
+/*
  * Index the function DIEs under @parent, in pre-order, as die_find_child()
- * visits them (every child, whatever its tag). Sets *@last to the offset of
- * the last DIE of the subtree. Returns 0, -ENOMEM, or -EINVAL when the tree
- * cannot be mirrored (offsets out of order, too deep).
+ * visits them (every child, whatever its tag) under each subprogram that
+ * dwarf_getfuncs() hands out; outside those, only the subtrees
+ * dwarf_getfuncs() descends into are walked (types, their members and
+ * template parameters are most DIEs of a C++ CU, and none of them is ever
+ * in a chain). The subprograms dwarf_getfuncs() hands out get their
+ * pre-order rank as its order: it visits in pre-order, so ranks compare as
+ * its order does. A DW_TAG_imported_unit it would follow leaves the order
+ * to dwarf_getfuncs() itself (*@imports). Sets *@last to the offset of the
+ * last DIE of the subtree, when walked whole. Returns 0, -ENOMEM, or
+ * -EINVAL when the tree cannot be mirrored (offsets out of order, too deep).
  */
 static int cu_index__walk(struct libdw_cu_index *idx, Dwarf_Die *parent,
-			  Dwarf_Off parent_off, int depth, Dwarf_Off *last)
+			  Dwarf_Off parent_off, struct walk_scope scope,
+			  bool c_cu, int depth, Dwarf_Off *last, bool *imports)
 {
 	Dwarf_Off prev = parent_off;
 	Dwarf_Die child;
@@ -226,17 +271,34 @@ static int cu_index__walk(struct libdw_cu_index *idx, Dwarf_Die *parent,
 	do {
 		Dwarf_Off off = dwarf_dieoffset(&child), sub_last;
 		int tag = dwarf_tag(&child), n = -1;
+		struct walk_scope sub = {
+			.getfuncs = scope.getfuncs && getfuncs__descends(tag, c_cu),
+			.in_func = scope.in_func,
+		};
+		bool handed_out = false;
 
 		if (off <= prev)
 			return -EINVAL;
-		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+		if (scope.getfuncs && tag == DW_TAG_imported_unit)
+			*imports = true;
+		if (tag == DW_TAG_subprogram && scope.getfuncs &&
+		    !dwarf_hasattr(&child, DW_AT_declaration))
+			handed_out = true;
+		if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) &&
+		    (scope.in_func || handed_out)) {
 			n = cu_index__add_die(idx, &child, off, tag);
 			if (n == -ENOMEM)
 				return n;
+			if (n >= 0 && handed_out)
+				idx->dies[n].func_order = n;
 		}
+		/* A handed out one without addresses is never a chain's head. */
+		if (n >= 0 && handed_out)
+			sub.in_func = true;
 		sub_last = off;
-		if (dwarf_haschildren(&child)) {
-			ret = cu_index__walk(idx, &child, off, depth + 1, &sub_last);
+		if ((sub.in_func || sub.getfuncs) && dwarf_haschildren(&child)) {
+			ret = cu_index__walk(idx, &child, off, sub, c_cu, depth + 1,
+					     &sub_last, imports);
 			if (ret)
 				return ret;
 		}
@@ -321,19 +383,35 @@ static struct libdw_cu_index *cu_index__new(Dwarf_Die *cudie)
 {
 	struct libdw_cu_index *idx = zalloc(sizeof(*idx));
 	struct getfuncs_arg arg = { .cu = cudie->cu, };
+	struct walk_scope scope = { .getfuncs = true, };
+	int lang = dwarf_srclang(cudie);
+	/* dwarf_getfuncs()'s own test (elfutils 0.188) of a pure C CU */
+	bool c_cu = lang == DW_LANG_C89 || lang == DW_LANG_C ||
+		    lang == DW_LANG_C99 || lang == DW_LANG_C11;
+	bool imports = false;
 	Dwarf_Off last;
+	size_t i;
 	int ret;
 
 	if (!idx)
 		return NULL;
 	arg.idx = idx;
-	ret = cu_index__walk(idx, cudie, dwarf_dieoffset(cudie), 0, &last);
+	ret = cu_index__walk(idx, cudie, dwarf_dieoffset(cudie), scope, c_cu, 0,
+			     &last, &imports);
 	if (ret == -ENOMEM)
 		goto out_enomem;
-	/* The subprograms' order is dwarf_getfuncs()'s own: ask it once. */
-	if (!ret && dwarf_getfuncs(cudie, cu_index__getfuncs_cb, &arg, 0) != 0 &&
-	    arg.foreign)
-		ret = -EINVAL;
+	/*
+	 * dwarf_getfuncs() would follow an imported unit: let it give its
+	 * order itself, and say whether a subprogram it hands out from the
+	 * imported unit has addresses.
+	 */
+	if (!ret && imports) {
+		for (i = 0; i < idx->nr_dies; i++)
+			idx->dies[i].func_order = NO_FUNC_ORDER;
+		if (dwarf_getfuncs(cudie, cu_index__getfuncs_cb, &arg, 0) != 0 &&
+		    arg.foreign)
+			ret = -EINVAL;
+	}
 	if (ret) {
 		free(idx->dies);
 		free(idx->funcs.r);
