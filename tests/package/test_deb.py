@@ -83,9 +83,15 @@ class Deb(unittest.TestCase):
         args = ['--symfs', symfs, '--kallsyms', kallsyms(self.tmp)]
         samples = perf_script.script(perf, data, 'ip,sym', extra=args)[1]
         self.assertTrue(samples)
-        lost = [s for s in samples if any('user stack lost' in f.name() for f in s.frames)]
+        lost = [s for s in samples if any('user stack lost' in f.name for f in s.frames)]
         self.assertEqual(lost, [])
-        self.assertTrue(any(any(f.name() == 'main' for f in s.frames) for s in samples))
+        self.assertTrue(any(any(f.name == 'main' for f in s.frames) for s in samples))
+
+    def test_tips(self):
+        # perf report reads tips.txt as it is: not compressed.
+        tips = os.path.join(self.root, 'usr/share/doc/perf-tip/tips.txt')
+        with open(tips) as f:
+            self.assertIn('perf', f.read())
 
     def test_man_page(self):
         page = os.path.join(self.root, 'usr/share/man/man1/perf-sframe.1.gz')
