@@ -952,14 +952,10 @@ static struct dc_entry *dc_entry__new(struct deferred_callchain *dc, union perf_
  * tid's FORK comes after the old task's samples.
  */
 static int dc__hold_event(struct deferred_callchain *dc, union perf_event *event,
-			  struct perf_sample *sample, struct machine *machine)
+			  struct perf_sample *sample, struct machine *machine, u64 ts)
 {
-	u64 ts;
-
 	if (!dc->ops.event || list_empty(&dc->queue))
 		return DEFERRED_CALLCHAIN__PASS;
-
-	ts = dc__advance(dc, sample->time);
 	if (!dc_entry__new(dc, event, sample, machine, ts != (u64)-1 ? ts : dc->now, DC_EVENT))
 		return -ENOMEM;
 	return dc__drain(dc, false);
@@ -1146,15 +1142,17 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
 			      struct perf_sample *sample, struct machine *machine)
 {
 	int ret = 0;
+	u64 ts;
 
-	switch (event->header.type) {
-	case PERF_RECORD_SAMPLE:
+	if (event->header.type == PERF_RECORD_SAMPLE)
 		return dc__queue(dc, event, sample, machine);
-	case PERF_RECORD_CALLCHAIN_DEFERRED:
+	if (event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED)
 		return dc__record(dc, sample, machine);
+	/* The clock moves once per event: see dc__advance(). */
+	ts = dc__advance(dc, sample->time);
+	switch (event->header.type) {
 	case PERF_RECORD_EXIT:
-		ret = dc__task_exit(dc, machine, event->fork.tid,
-				    dc__advance(dc, sample->time));
+		ret = dc__task_exit(dc, machine, event->fork.tid, ts);
 		break;
 	case PERF_RECORD_FORK:
 		ret = dc__task_fork(dc, machine, event->fork.tid);
@@ -1168,7 +1166,7 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
 	default:
 		break;
 	}
-	return ret ?: dc__hold_event(dc, event, sample, machine);
+	return ret ?: dc__hold_event(dc, event, sample, machine, ts);
 }
 
 int deferred_callchain__flush(struct deferred_callchain *dc)
