@@ -18,7 +18,8 @@ import perf_counters                            # noqa: E402
 import perf_report                              # noqa: E402
 import perf_script                              # noqa: E402
 from deferred_scenario import (KERNEL_TEXT, USER_TEXT, cookie_of,  # noqa: E402
-                               scenario, workload_path)
+                               dethread_scenario, offcpu_scenario, scenario,
+                               workload_path)
 from perf_abi import (CONTEXT_KERNEL, CONTEXT_USER_DEFERRED, S_CALLCHAIN,  # noqa: E402
                       S_CPU, S_IDENTIFIER, S_IP, S_PERIOD, S_TID, S_TIME)
 from perfdata_writer import Evsel, Writer       # noqa: E402
@@ -195,8 +196,10 @@ class TestGenerated(Base):
         self.assertStats(self.stats(p), user_stack_lost=5, of_which_task_exited=5, stitched=1)
 
     def test_window_overflow(self):
-        """A record 2 s after its sample (beyond the 250 ms window): the
-        sample is still stitched, delivered late and counted."""
+        """A record 2 s after its sample (beyond the 250 ms window), a task
+        blocked in the kernel: the sample is stitched and holds the later
+        ones until then, so that everything comes out in time order (it
+        went out late, counted, until the window was a time bound)."""
         w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=2)
         t0 = 10**9
         w.sample(K, 100, 100, t0, cpu=1,
@@ -218,11 +221,10 @@ class TestGenerated(Base):
         p = w.save(self.path('a.data'))
         got = self.samples(p)
         self.assertEqual(len(got), 301)
-        late = [g for g in got if g[0] == 100]
-        self.assertEqual(len(late), 1)
-        self.assertEqual(late[0][2], [K, U, U + 8])
-        self.assertTrue(all(g[2] == [K + 8, U + 16] for g in got if g[0] == 200))
-        self.assertStats(self.stats(p), stitched=301, delivered_out_of_order=1, user_stack_lost=0)
+        self.assertEqual(got[0][:2], (100, ns(t0)))
+        self.assertEqual(got[0][2], [K, U, U + 8])
+        self.assertTrue(all(g[2] == [K + 8, U + 16] for g in got[1:]))
+        self.assertStats(self.stats(p), stitched=301, delivered_out_of_order=0, user_stack_lost=0)
 
     def test_late_beyond_window(self):
         """A sample 400 ms after its own record, same cookie (a task that sat
@@ -632,13 +634,12 @@ class TestGenerated(Base):
             self.assertEqual(g[2], list(t.kernel) + [0])
         self.assertStats(self.stats(p), user_stack_lost=600, stitched=0, records_without_tid=sc.stats['deferred_records'])
 
-    @unittest.expectedFailure
     def test_comm_mmap_after_held_sample(self):
-        """BUG: while one task's sample waits for its record, the stitcher
-        holds every later sample in its reorder queue, but COMM and MMAP
-        events are not held: a held sample of another task is resolved
-        against that task's state after its exec (new comm, new maps).
-        Upstream 7.2 gets this file right."""
+        """While one task's sample waits for its record, the stitcher holds
+        every later sample in its reorder queue, and the COMM and MMAP
+        events behind them too: a held sample of another task resolves
+        against that task's comm and maps of its own time, before its exec.
+        Found on f0be685 (the new comm and maps), as upstream 7.2 gets it."""
         w = Writer([Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
                                 defer=True)], nr_cpus=1)
         w.comm(100, 100, 'oldname', time=1000)
@@ -698,20 +699,14 @@ class TestGenerated(Base):
         r = self.script(p, fields='ip,sym,symoff', check=False)
         self.assertEqual(r.returncode, 0, 'perf script -F ip,sym,symoff: %d' % r.returncode)
 
-    @unittest.expectedFailure
     def test_tid_reuse_after_held_exit(self):
-        """BUG: EXIT is held in the stitcher's reorder queue, FORK and COMM
-        are not.  When a tid is reused while samples are held (another
-        task's sample waits for its record), the new task's FORK/COMM are
-        processed first, then the held EXIT of the old task removes the new
-        thread: the old task's sample shows the new comm ("child2") and the
-        new task's samples show ":101" (f0be685).  Upstream 7.2 gets this
-        file right.  Since 928aec7 a FORK delivered the queue up to the held
-        EXIT; now the EXIT is not held, and delivers the queue up to its
-        task's last sample: the comms are right, but the reused tid's
-        samples come out before the older sample of task 300 that was still
-        waiting (time order child1, child2, other instead of other, child1,
-        child2)."""
+        """A tid reused while samples are held (task 300's sample waits
+        for its record): the EXIT, FORK and COMM of the old and new task
+        wait behind the held samples in the stitcher's queue, so that each
+        sample gets its own task's comm, in time order.  Found on f0be685
+        (the old task's sample showed the new comm, the new task's ":101");
+        928aec7 and 35be034 got the comms right by delivering the reused
+        tid's samples ahead of task 300's, out of time order."""
         w = Writer([Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
                                 defer=True)], nr_cpus=1)
         t = 10**6
@@ -755,6 +750,143 @@ class TestGenerated(Base):
         self.assertGreaterEqual(r.returncode, 0, 'perf script killed by signal %d' %
                                 -r.returncode)
 
+
+
+class TestLifecycle(Base):
+    """The kernel's task model: a tid that changes hands at exec
+    (de_thread()), a task blocked for seconds (off-CPU), tasks past
+    release_task() (tid -1)."""
+
+    def assertInOrder(self, got, truth):
+        """Every sample stitched, each once, in time order exactly."""
+        exp = sorted(truth, key=lambda t: (t.time, t.tid))
+        self.assertEqual([(g[0], g[1]) for g in got], [(t.tid, ns(t.time)) for t in exp])
+        for g, e in zip(got, exp):
+            self.assertEqual(g[2], e.expected_ips(), 'sample at %s' % g[1])
+
+    def test_dethread_exec(self):
+        """A non-leader thread execs: EXIT of the old leader, COMM exec of
+        (L, L), no FORK; the execve's samples carry tid T, then L, and the
+        record (one frame, _start) comes with tid L 320 ms after the EXIT,
+        past the window after it.  Before: T's samples waited on T for
+        good, L's were settled as lost at the end of the window."""
+        sc = dethread_scenario()
+        p = sc.write(self.path('a.data'))
+        ex = [t for t in sc.truth if t.cookie == sc.exec_entry]
+        # the samples of the execve: tid 1001 before exchange_tids(), 1000 after
+        self.assertEqual(sorted({t.tid for t in ex}), [1000, 1001])
+        self.check_exec(self.samples(p), sc, ex)
+        st = self.stats(p)
+        self.assertStats(st, user_stack_lost=0, delivered_out_of_order=0, moved_at_exec=3,
+                         delivered_with_exec=len(ex), stitched=len(sc.truth), orphan_records=0)
+        # and in pipe mode
+        pp = sc.write(self.path('a.pipe'), pipe=True)
+        self.check_exec(self.samples(pp, pipe=True), sc, ex)
+
+    def check_exec(self, got, sc, ex):
+        """The samples of the execve come with its record (their user frame
+        is the new program's _start, resolvable only in its maps), after
+        the COMM exec; all others in time order."""
+        keys = {(t.tid, ns(t.time)) for t in ex}
+        self.assertInOrder([g for g in got if (g[0], g[1]) not in keys],
+                           [t for t in sc.truth if t not in ex])
+        self.assertInOrder([g for g in got if (g[0], g[1]) in keys], ex)
+        rec = min(t.time for t in sc.truth if t.tid == 1000 and t.time > ex[-1].time)
+        first = [i for i, g in enumerate(got) if (g[0], g[1]) in keys][0]
+        self.assertGreater(tuple(map(int, got[first - 1][1].split('.'))),
+                           divmod(ex[-1].time, 10**9) if first else (0, 0))
+        self.assertLess(ex[-1].time, rec)
+
+    def test_dethread_comm(self):
+        """The exec'ing thread's samples before the exec keep its comm; the
+        new program's samples (after COMM exec) get the new one."""
+        sc = dethread_scenario()
+        p = sc.write(self.path('a.data'))
+        out = self.script(p, fields='comm,tid,time').stdout
+        got = [(s.comm, s.tid) for s in perf_script.samples(out, 'comm,tid,time')]
+        self.assertIn(('worker', 1001), got)
+        self.assertIn(('newprog', 1000), got)
+        self.assertNotIn(('newprog', 1001), got)
+        # the old leader's samples keep the process's old comm
+        ex = {(1000, ns(t.time)) for t in sc.truth if t.cookie == sc.exec_entry}
+        old = [c for c, tid, tm in ((s.comm, s.tid, s.time)
+                                    for s in perf_script.samples(out, 'comm,tid,time'))
+               if tid == 1000 and (tid, tm) not in ex and tm < '0.064']
+        self.assertTrue(old and set(old) == {'workload'}, old)
+
+    def _offcpu(self, block_ns):
+        sc = offcpu_scenario(block_ns=block_ns)
+        p = sc.write(self.path('a.data'))
+        r = self.script(p)
+        self.assertInOrder(parse_script(r.stdout), sc.truth)
+        self.assertNotIn('out of time order', r.stderr)
+        self.assertStats(self.stats(p), user_stack_lost=0, delivered_out_of_order=0,
+                         stitched=len(sc.truth), evicted_by_cap=0)
+        return sc, p
+
+    def test_offcpu_2s(self):
+        """A task switched out in a blocking read, its record 2 s later
+        when it runs again; other tasks' samples flow meanwhile: with the
+        default configuration all come out stitched, in time order (before:
+        the waiting sample was pushed out after 250 ms and delivered after
+        the 2 s of samples behind it, silently)."""
+        self._offcpu(2000 * 10**6)
+
+    def test_offcpu_10s(self):
+        self._offcpu(10000 * 10**6)
+
+    def test_offcpu_budget(self):
+        """Held samples take more than call-graph.defer-memory: the oldest
+        waiting one stops holding the others and comes out of order, still
+        stitched, counted, and perf says so at the end, with the knob."""
+        sc, p = self._offcpu(2000 * 10**6)
+        cfg = self.path('perfconfig')
+        with open(cfg, 'w') as f:
+            f.write('[call-graph]\n\tdefer-memory = 64K\n')
+        env = dict(os.environ, PERF_CONFIG=cfg)
+        r = self.script(p, env=env)
+        got = parse_script(r.stdout)
+        self.assertEqual(sorted(got), sorted((t.tid, ns(t.time), t.expected_ips())
+                                             for t in sc.truth))
+        st = self.stats(p, env=env)
+        self.assertGreater(st['delivered_out_of_order'], 0)
+        self.assertEqual(st['stitched'], len(sc.truth))
+        self.assertLessEqual(st['max_held_kib'], 64 + 4)
+        self.assertRegex(r.stderr, r'%d samples were delivered out of time order.*'
+                         r'raise call-graph\.defer-memory' % st['delivered_out_of_order'])
+
+    def test_offcpu_timehist(self):
+        """perf sched timehist needs its samples in time order: on an
+        off-CPU stream it prints no wrapped (negative) time."""
+        sc = offcpu_scenario(block_ns=2000 * 10**6)
+        p = sc.write(self.path('a.data'))
+        got = self.samples(p)
+        times = [tuple(map(int, g[1].split('.'))) for g in got]
+        self.assertEqual(times, sorted(times))
+
+    def test_exiting_task_tid_minus_one(self):
+        """sched_switch samples of a task past release_task(), in
+        do_task_dead(), carry pid and tid -1 (perf_event_tid()): no record
+        can come.  Settled at once and counted, not waiting, not holding
+        the samples behind, no task kept for tid -1."""
+        M1 = 0xffffffff                 # pid, tid -1
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        t = 10**9
+        w.sample(K, 100, 100, t, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
+                                            cookie(0, 1)])
+        w.sample(K + 8, M1, M1, t + 10, callchain=[CONTEXT_KERNEL, K + 8,
+                                                   CONTEXT_USER_DEFERRED, cookie(0, 2)])
+        w.deferred(cookie(0, 1), [U], 100, 100, t + 20)
+        w.sample(K + 16, M1, M1, t + 30, callchain=[CONTEXT_KERNEL, K + 16,
+                                                    CONTEXT_USER_DEFERRED, cookie(0, 3)])
+        # a record with tid -1 (no sample_id) must not stitch them
+        w.deferred(cookie(0, 3), [U + 8], M1, M1, t + 40)
+        w.finished_round()
+        p = w.save(self.path('a.data'))
+        got = self.samples(p)
+        self.assertEqual([g[2] for g in got], [[K, U], [K + 8, 0], [K + 16, 0]])
+        self.assertStats(self.stats(p), user_stack_lost=2, of_which_task_exited=2,
+                         stitched=1, delivered_out_of_order=0, max_pending=1)
 
 
 class TestReportViews(Base):

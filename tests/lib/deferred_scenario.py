@@ -275,6 +275,7 @@ def write_scenario(sc, path, merged=False, endian='<', pipe=False,
     w = Writer(evsels, endian=endian, nr_cpus=sc.nr_cpus)
     rec_ev = evsels[-1]
     pid = sc.pid
+    pid_of = getattr(sc, 'pid_of', {})
     t0 = min(e[0] for e in sc.events) - 100000
     w.mmap2(-1, 0, KERNEL_TEXT, KERNEL_TEXT_LEN, KERNEL_TEXT, '[kernel.kallsyms]_text',
             time=0, kernel=True)
@@ -289,12 +290,17 @@ def write_scenario(sc, path, merged=False, endian='<', pipe=False,
             continue
         time, _, cpu, kind, p = e
         tid = p[0]
+        pid = pid_of.get(tid, sc.pid)
         if kind == 'task':
             if tid != pid:
                 w.fork(pid, pid, tid, pid, time=time, cpu=cpu)
                 w.comm(pid, tid, 'worker', time=time, cpu=cpu)
+            elif pid != sc.pid:
+                w.comm(pid, tid, 'other', time=time, cpu=cpu)
         elif kind == 'exit':
             w.exit(pid, pid, tid, pid, time=time, cpu=cpu)
+        elif kind == 'comm_exec':
+            w.comm(pid, tid, p[1], time=time, cpu=cpu, exec=True)
         elif kind == 'sample':
             _, ip, cc, truth, ustack = p
             if merged:
@@ -344,3 +350,136 @@ def workload_path():
     return os.path.abspath(os.path.join(os.path.dirname(__file__), '..', 'fixtures',
                                         'real-7.2', 'workload'))
 
+
+
+class _Builder:
+    """Kernel entries laid out by hand, with their truth, for the task
+    lifecycle scenarios (exec, off-CPU, exiting tasks)."""
+
+    def __init__(self, seed, nr_cpus=2):
+        self.rng = random.Random(seed)
+        self.sc = Scenario()
+        self.sc.pid_of = {}
+        self.ev = []
+        self.counters = [0] * nr_cpus
+        self.nr_cpus = nr_cpus
+        self.kst = _stacks(self.rng, 8, 0x1000, 0x2000000, KERNEL_TEXT, KERNEL_TEXT_LEN, 3, 10)
+        self.ust = _stacks(self.rng, 8, 0, 1 << 20, USER_TEXT[0], USER_TEXT[1], 2, 12)
+
+    def push(self, time, cpu, kind, payload):
+        self.ev.append((time, len(self.ev), cpu, kind, payload))
+
+    def cookie(self, cpu):
+        self.counters[cpu] += 1
+        return cookie_of(cpu, self.counters[cpu])
+
+    def sample(self, tid, time, cpu, ck, ustack, fate='stitched', kst=None):
+        """One sample in the kernel of entry @ck; @ustack its user frames."""
+        kst = kst or self.rng.choice(self.kst)
+        cc = [CONTEXT_KERNEL] + kst + [CONTEXT_USER_DEFERRED, ck]
+        truth = Truth(tid, time, kst, ustack, fate, ck, cpu)
+        self.push(time, cpu, 'sample', (tid, kst[0], cc, truth, ustack))
+        self.sc.truth.append(truth)
+
+    def record(self, tid, time, cpu, ck, ustack):
+        self.push(time, cpu, 'record', (tid, ck, ustack))
+        self.sc.nr_records += 1
+
+    def entry(self, tid, time, cpu, nr=1, delay=20_000, rec_cpu=None):
+        """A kernel entry of @nr samples 100 us apart and its record."""
+        ck = self.cookie(cpu)
+        ustack = self.rng.choice(self.ust)
+        for i in range(nr):
+            self.sample(tid, time + i * 100_000, cpu, ck, ustack)
+        self.record(tid, time + (nr - 1) * 100_000 + delay,
+                    cpu if rec_cpu is None else rec_cpu, ck, ustack)
+
+    def done(self, pid, round_ns=5_000_000):
+        sc = self.sc
+        sc.pid = pid
+        sc.events = self.ev
+        sc.nr_cpus = self.nr_cpus
+        sc.round_ns = round_ns
+        sc.lag_fraction = 0
+        sc.seed = 1
+        sc.regs_stack = sc.two_events = False
+        sc.truth.sort(key=lambda t: (t.time, t.tid))
+        return sc
+
+
+MS = 1_000_000
+
+
+def flow(b, tid, start, end, gap=10 * MS, cpu=1):
+    """Task @tid runs from @start to @end: an entry every @gap, records 20 us
+    after their samples: the stream's clock moves on."""
+    b.push(start - 1000, cpu, 'task', (tid,))
+    t = start
+    while t < end:
+        b.entry(tid, t, cpu, nr=2)
+        t += gap
+
+
+def offcpu_scenario(block_ns=2_000 * MS, others=3, seed=31):
+    """perf record -e sched:sched_switch --call-graph fp,defer: task 1000 is
+    switched out in a blocking read at 100 ms; its record comes when it runs
+    again, @block_ns later, on the other CPU.  Meanwhile @others tasks run,
+    one kernel entry (two samples, one record) every 10 ms each."""
+    b = _Builder(seed)
+    pid = 1000
+    b.push(1 * MS, 0, 'task', (pid,))
+    end = 100 * MS + block_ns + 200 * MS
+    for i in range(others):
+        tid = pid + 1 + i
+        flow(b, tid, 5 * MS + i * 3 * MS, end, cpu=1 if i % 2 == 0 else 0)
+    b.entry(pid, 50 * MS + 7_000, 0, nr=2)
+    ck = b.cookie(0)
+    ustack = b.rng.choice(b.ust)
+    b.sample(pid, 100 * MS + 7_000, 0, ck, ustack)  # sched_switch, blocked
+    b.record(pid, 100 * MS + block_ns, 1, ck, ustack)
+    b.entry(pid, 100 * MS + block_ns + 5 * MS + 7_000, 1, nr=2)
+    sc = b.done(pid)
+    sc.blocked = (pid, 100 * MS)
+    return sc
+
+
+def dethread_scenario(exec_ns=300 * MS, seed=32):
+    """An exec by a non-leader thread (fs/exec.c de_thread()): thread 1001
+    of process 1000 calls execve at 60 ms; its samples carry tid 1001 until
+    exchange_tids(), tid 1000 after it, all with one cookie.  The old leader
+    (1000) exits first: its EXIT at 63 ms, its last record 50 us after it
+    (do_exit(): perf_event_exit_task() before unwind_deferred_task_exit()).
+    The COMM exec of (1000, 1000) follows, no FORK; the execve goes on for
+    @exec_ns and its record (one frame, the new program's _start) comes
+    with tid 1000.  Process 2000 runs all along."""
+    b = _Builder(seed)
+    pid, thr = 1000, 1001
+    b.push(1 * MS, 0, 'task', (pid,))
+    b.push(2 * MS, 1, 'task', (thr,))
+    b.sc.pid_of[2000] = 2000
+    flow(b, 2000, 3 * MS, 120 * MS + exec_ns, gap=10 * MS, cpu=1)
+    for t in range(5, 55, 10):
+        b.entry(pid, t * MS, 0)
+        b.entry(thr, t * MS + 2 * MS, 1)
+    ck = b.cookie(1)                                # the execve entry
+    start = [USER_TEXT[0] + 0x100]                  # _start
+    for t in (60, 61, 62):
+        b.sample(thr, t * MS, 1, ck, start)
+    # the old leader, zapped: its last entry, its EXIT, then its record
+    lk = b.cookie(0)
+    lus = b.rng.choice(b.ust)
+    b.sample(pid, 62 * MS + 500_000, 0, lk, lus)
+    b.push(63 * MS, 0, 'exit', (pid,))
+    b.record(pid, 63 * MS + 50_000, 0, lk, lus)
+    # exchange_tids(): the exec'ing thread is 1000 now
+    b.sample(pid, 64 * MS, 1, ck, start)
+    b.push(64 * MS + 500_000, 1, 'comm_exec', (pid, 'newprog'))
+    t = 65 * MS
+    while t < 64 * MS + exec_ns:
+        b.sample(pid, t, 1, ck, start)
+        t += 50 * MS
+    b.record(pid, 64 * MS + exec_ns + 20 * MS, 1, ck, start)
+    b.entry(pid, 64 * MS + exec_ns + 30 * MS, 1, nr=2)
+    sc = b.done(pid)
+    sc.exec_entry = ck
+    return sc

@@ -79,6 +79,12 @@ static const struct deferred_callchain_ops collect_ops = {
 	.sample	= collect,
 };
 
+/* As a session: other events are held in order behind waiting samples. */
+static const struct deferred_callchain_ops collect_all_ops = {
+	.sample	= collect,
+	.event	= collect,
+};
+
 static u64 sample_type(bool snapshot)
 {
 	u64 type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
@@ -119,6 +125,23 @@ static int fixture__init(struct fixture *f, bool snapshot,
 	return 0;
 }
 
+/* The stitcher a session has: other events in order, not live. */
+static int fixture__init_session(struct fixture *f,
+				 const struct deferred_callchain_config *config)
+{
+	int ret = fixture__init(f, false, config);
+
+	if (ret)
+		return ret;
+	deferred_callchain__delete(f->dc);
+	f->dc = deferred_callchain__new(f->evlist, &collect_all_ops, f);
+	if (!f->dc)
+		return -ENOMEM;
+	if (config)
+		deferred_callchain__set_config(f->dc, config);
+	return 0;
+}
+
 static void fixture__exit(struct fixture *f)
 {
 	deferred_callchain__delete(f->dc);
@@ -147,15 +170,15 @@ static int feed(struct fixture *f, union perf_event *event)
  * user part is deferred under @cookie.  With @stack, a user register and
  * stack snapshot follows: a frame pointer chain of @stack[0] frames.
  */
-static int sample(struct fixture *f, u32 tid, u64 time, int nr_kernel, u64 cookie,
-		  const u64 *stack)
+static int sample_of(struct fixture *f, u32 pid, u32 tid, u64 time, int nr_kernel,
+		     u64 cookie, const u64 *stack)
 {
 	u64 *p = f->buf + 1;
 	union perf_event *event = (union perf_event *)f->buf;
 	int i;
 
 	*p++ = nr_kernel ? KIP : UIP;			/* ip */
-	*p++ = ((u64)tid << 32) | tid;			/* pid, tid */
+	*p++ = ((u64)tid << 32) | pid;			/* pid, tid */
 	*p++ = time;
 	*p++ = (nr_kernel ? nr_kernel + 1 : 0) + 2;	/* callchain nr */
 	if (nr_kernel) {
@@ -191,6 +214,13 @@ static int sample(struct fixture *f, u32 tid, u64 time, int nr_kernel, u64 cooki
 	return feed(f, event);
 }
 
+/* A sample of a task that is its process's leader (pid == tid). */
+static int sample(struct fixture *f, u32 tid, u64 time, int nr_kernel, u64 cookie,
+		  const u64 *stack)
+{
+	return sample_of(f, tid, tid, time, nr_kernel, cookie, stack);
+}
+
 /* The record of one kernel entry: @nr user frames UIP+1.. */
 static int record(struct fixture *f, u32 tid, u64 time, u64 cookie, u64 nr)
 {
@@ -223,6 +253,25 @@ static int task_event(struct fixture *f, u32 type, u32 tid, u64 time)
 	*p++ = ((u64)tid << 32) | tid;
 	*p++ = time;
 	event->header.type = type;
+	event->header.size = (u8 *)p - (u8 *)f->buf;
+	return feed(f, event);
+}
+
+/* PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC of (@pid, @tid). */
+static int comm_exec(struct fixture *f, u32 pid, u32 tid, u64 time)
+{
+	union perf_event *event = (union perf_event *)f->buf;
+	u64 *p;
+
+	memset(f->buf, 0, sizeof(f->buf));
+	event->comm.pid = pid;
+	event->comm.tid = tid;
+	strcpy(event->comm.comm, "newprog");
+	p = (u64 *)((u8 *)f->buf + offsetof(struct perf_record_comm, comm) + 8);
+	*p++ = ((u64)tid << 32) | pid;
+	*p++ = time;
+	event->header.type = PERF_RECORD_COMM;
+	event->header.misc = PERF_RECORD_MISC_COMM_EXEC;
 	event->header.size = (u8 *)p - (u8 *)f->buf;
 	return feed(f, event);
 }
@@ -421,12 +470,13 @@ static int test__deferred_window(struct test_suite *t __maybe_unused, int s __ma
 
 	deferred_callchain_config__init(&config);
 	config.window_ns = 10 * MS;
+	config.live = true;
 	CHECK(!fixture__init(&f, false, &config));
 	CHECK(!sample(&f, 10, 1 * MS, 2, 0xb00000001, NULL));
 	CHECK(!sample(&f, 11, 2 * MS, 2, 0xc00000001, NULL));
 	CHECK(!record(&f, 11, 3 * MS, 0xc00000001, 1));
 	CHECK(f.nr_out == 0);
-	/* Past the window the waiting sample stops holding the others. */
+	/* Live (perf top): past the window it stops holding the others. */
 	CHECK(!sample(&f, 11, 20 * MS, 2, 0xd00000001, NULL));
 	CHECK(f.nr_out == 1 && f.out[0].tid == 11);
 	/* Its record comes at last (a task blocked in a syscall). */
@@ -435,6 +485,134 @@ static int test__deferred_window(struct test_suite *t __maybe_unused, int s __ma
 	CHECK(stats(&f)->delivered_late == 1 && stats(&f)->stitched == 2);
 	CHECK(!deferred_callchain__flush(f.dc));
 	CHECK(f.nr_out == 3 && lost(&f.out[2]));
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+/*
+ * Off-CPU: a task switched out in a blocking read gets its record when it
+ * runs again, 2 s later.  Not live, its sample holds the later ones until
+ * then, whatever the window; over the budget it stops holding them.
+ */
+static int test__deferred_offcpu(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct deferred_callchain_config config;
+	struct fixture f;
+	u64 ms, per;
+	int i;
+
+	deferred_callchain_config__init(&config);
+	config.window_ns = 10 * MS;
+	CHECK(!fixture__init(&f, false, &config));
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0xb00000001, NULL));
+	for (ms = 10; ms < 400; ms += 10) {
+		CHECK(!sample(&f, 11, ms * MS, 1, 0xc00000000ULL | ms, NULL));
+		CHECK(!record(&f, 11, ms * MS + 1, 0xc00000000ULL | ms, 1));
+	}
+	CHECK(f.nr_out == 0);
+	CHECK(!record(&f, 10, 2000 * MS, 0xb00000001, 2));
+	CHECK(f.nr_out == 40 && stitched(&f.out[0], 2) && f.out[0].tid == 10);
+	for (i = 1; i < f.nr_out; i++)
+		CHECK(f.out[i - 1].time < f.out[i].time && stitched(&f.out[i], 1));
+	CHECK(stats(&f)->delivered_late == 0 && stats(&f)->max_queued == 40);
+	/* What one held sample takes, about. */
+	per = stats(&f)->max_held_bytes / 40;
+	CHECK(!deferred_callchain__flush(f.dc));
+	fixture__exit(&f);
+
+	/* A budget of about ten held samples. */
+	config.max_pending_bytes = 10 * per;
+	CHECK(!fixture__init(&f, false, &config));
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0xb00000001, NULL));
+	for (ms = 10; ms < 400; ms += 10) {
+		CHECK(!sample(&f, 11, ms * MS, 1, 0xc00000000ULL | ms, NULL));
+		CHECK(!record(&f, 11, ms * MS + 1, 0xc00000000ULL | ms, 1));
+	}
+	CHECK(f.nr_out == 39 && f.out[0].tid == 11);
+	CHECK(stats(&f)->max_held_bytes <= config.max_pending_bytes + 2 * per);
+	CHECK(!record(&f, 10, 2000 * MS, 0xb00000001, 2));
+	CHECK(f.nr_out == 40 && f.out[39].tid == 10 && stitched(&f.out[39], 2));
+	CHECK(stats(&f)->delivered_late == 1 && stats(&f)->evicted == 0);
+	{
+		char buf[256];
+
+		CHECK(deferred_callchain__order_warning(f.dc, buf, sizeof(buf)) &&
+		      strstr(buf, "call-graph.defer-memory"));
+	}
+	CHECK(!deferred_callchain__flush(f.dc));
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+/*
+ * An exec by a non-leader thread, fs/exec.c de_thread(): thread 21 of
+ * process 20 execs; the old leader's EXIT, then the COMM exec of (20, 20),
+ * no FORK; the execve's samples carry tid 21, then 20, one cookie; the
+ * record comes with tid 20 past the window after the EXIT.  As a session
+ * feeds it: other events held in order.
+ */
+static int test__deferred_exec(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct fixture f;
+	u64 ms;
+	int i;
+
+	CHECK(!fixture__init_session(&f, NULL));
+	CHECK(!sample_of(&f, 20, 21, 1 * MS, 2, 0x5100000002, NULL));
+	CHECK(!sample_of(&f, 20, 20, 2 * MS, 2, 0x5200000001, NULL));
+	CHECK(!task_exit(&f, 20, 3 * MS));
+	/* The old leader's last record, after its EXIT (do_exit()). */
+	CHECK(!record(&f, 20, 3 * MS + 50000, 0x5200000001, 1));
+	CHECK(!sample_of(&f, 20, 20, 4 * MS, 2, 0x5100000002, NULL));
+	CHECK(f.nr_out == 0);
+	/*
+	 * Tid 21's sample moves to 20; the execve's samples leave the queue
+	 * (they go out with their record, after the new program's maps):
+	 * the old leader's sample and its EXIT go out, then the COMM.
+	 */
+	CHECK(!comm_exec(&f, 20, 20, 5 * MS));
+	CHECK(stats(&f)->exec_moved == 1 && f.nr_out == 3);
+	CHECK(f.out[0].tid == 20 && stitched(&f.out[0], 1));
+	CHECK(f.out[1].type == PERF_RECORD_EXIT && f.out[2].type == PERF_RECORD_COMM);
+	/* The execve goes on past the window after the EXIT. */
+	for (ms = 10; ms < 400; ms += 20) {
+		CHECK(!sample_of(&f, 20, 20, ms * MS, 1, 0x5100000002, NULL));
+		CHECK(!sample(&f, 30, ms * MS + 1, 1, 0x5300000000ULL | ms, NULL));
+		CHECK(!record(&f, 30, ms * MS + 2, 0x5300000000ULL | ms, 1));
+	}
+	/* Task 30's, in order: the execve's do not hold them. */
+	CHECK(f.nr_out == 23);
+	for (i = 4; i < f.nr_out; i++)
+		CHECK(f.out[i].tid == 30 && f.out[i - 1].time < f.out[i].time);
+	CHECK(!record(&f, 20, 400 * MS, 0x5100000002, 1));
+	CHECK(f.nr_out == 45 && f.out[23].tid == 21);
+	for (i = 23; i < f.nr_out; i++)
+		CHECK(stitched(&f.out[i], 1) && (i == 23 || f.out[i].tid == 20));
+	CHECK(stats(&f)->exec_late == 22 && stats(&f)->delivered_late == 0);
+	CHECK(stats(&f)->lost == 0);
+	CHECK(!deferred_callchain__flush(f.dc));
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+/*
+ * Samples of a task past release_task() (sched_switch in do_task_dead())
+ * carry tid -1: settled at once, never waiting, never holding.
+ */
+static int test__deferred_no_tid(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct fixture f;
+
+	CHECK(!fixture__init(&f, false, NULL));
+	CHECK(!sample_of(&f, -1, -1, 1 * MS, 2, 0x6100000001, NULL));
+	CHECK(f.nr_out == 1 && lost(&f.out[0]));
+	CHECK(!sample(&f, 10, 2 * MS, 2, 0x6200000001, NULL));
+	CHECK(!sample_of(&f, -1, -1, 3 * MS, 2, 0x6300000001, NULL));
+	CHECK(f.nr_out == 1 && stats(&f)->max_pending == 1);
+	CHECK(!record(&f, 10, 4 * MS, 0x6200000001, 1));
+	CHECK(f.nr_out == 3 && stitched(&f.out[1], 1) && lost(&f.out[2]));
+	CHECK(stats(&f)->exited == 2 && stats(&f)->lost == 2);
+	CHECK(!deferred_callchain__flush(f.dc));
 	fixture__exit(&f);
 	return TEST_OK;
 }
@@ -834,6 +1012,9 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("Samples of an exiting task wait the window", deferred_exit),
 	TEST_CASE("A reused tid: the old task's samples first", deferred_tid_reuse),
 	TEST_CASE("Reorder window and late delivery", deferred_window),
+	TEST_CASE("Off-CPU: a blocked task's sample holds the others", deferred_offcpu),
+	TEST_CASE("Exec by a non-leader thread (de_thread)", deferred_exec),
+	TEST_CASE("Samples of a released task (tid -1)", deferred_no_tid),
 	TEST_CASE("A record lives until evidence ends it", deferred_record_life),
 	TEST_CASE("One damaged time does not move the clock", deferred_clock),
 	TEST_CASE("Pending and queue caps", deferred_cap),

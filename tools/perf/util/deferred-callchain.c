@@ -59,7 +59,14 @@ enum dc_state {
 	DC_WAITING,	/* waiting on its task for a record */
 	DC_STITCHED,	/* ->rec holds its user frames */
 	DC_NO_RECORD,	/* no record will come: fall back */
+	DC_EVENT,	/* not a sample: held for order, to ops->event */
 };
+
+/* Why waiting samples left the reorder queue: the knob the warning names. */
+#define DC_LATE_MEMORY	(1U << 0)	/* call-graph.defer-memory */
+#define DC_LATE_QUEUE	(1U << 1)	/* call-graph.defer-queue */
+#define DC_LATE_WINDOW	(1U << 2)	/* call-graph.defer-window */
+#define DC_LATE_FORK	(1U << 3)	/* a FORK reused a held tid */
 
 struct dc_task {
 	struct list_head	pending;	/* dc_entry.task_node, oldest first */
@@ -72,9 +79,14 @@ struct dc_task {
 	bool			have_last;
 	/* A deferred sample of a later kernel entry came after last_cookie's. */
 	bool			superseded;
+	/* Between its EXIT and the window's end; see dc__task_exit(). */
 	bool			exited;
 	u64			exit_time;
 	long			key;
+	int			pid;		/* its process, for de_thread() */
+	/* In an execve past its COMM exec, until exec_cookie's record. */
+	bool			in_exec;
+	u64			exec_cookie;
 };
 
 struct dc_entry {
@@ -88,7 +100,10 @@ struct dc_entry {
 	int			tid;
 	u32			size;		/* bytes, with the event copy */
 	enum dc_state		state;
+	/* Taken before its task's EXIT: the window after it settles it. */
 	bool			exited;
+	/* In an execve: goes out with its record (dc__task_exec()). */
+	bool			at_exec;
 	/* As the caller parsed it, pointing into ->event: parsed once. */
 	struct perf_sample	sample;
 	u64			event[];	/* copy of the sample event */
@@ -109,11 +124,13 @@ struct deferred_callchain {
 	u64				nr_queued;
 	u64				nr_waiting;
 	u64				waiting_bytes;	/* of the DC_WAITING entries */
+	u64				held_bytes;	/* of every entry, queued or waiting */
 	u64				now;
 	u64				jump_time;	/* a time far ahead, not trusted yet */
 	bool				have_now;
 	bool				have_jump;
 	bool				warned_cap;
+	unsigned int			late_why;	/* DC_LATE_*: what pushed samples out */
 	u64				*chain;		/* scratch ip_callchain */
 	size_t				chain_alloc;	/* in u64 */
 };
@@ -181,6 +198,11 @@ void deferred_callchain__set_config(struct deferred_callchain *dc,
 void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered)
 {
 	dc->config.ordered = ordered;
+}
+
+void deferred_callchain__set_live(struct deferred_callchain *dc, bool live)
+{
+	dc->config.live = live;
 }
 
 void deferred_callchain_config__init(struct deferred_callchain_config *config)
@@ -431,12 +453,16 @@ static int dc__deliver(struct deferred_callchain *dc, union perf_event *event,
 
 static int dc_entry__deliver(struct deferred_callchain *dc, struct dc_entry *e)
 {
+	if (e->state == DC_EVENT)
+		return dc->ops.event(dc, (union perf_event *)e->event, &e->sample, e->machine,
+				     dc->data);
 	return dc__deliver(dc, (union perf_event *)e->event, &e->sample, e->machine,
 			   e->state, e->rec);
 }
 
 static void dc_entry__free(struct deferred_callchain *dc, struct dc_entry *e)
 {
+	dc->held_bytes -= e->size;
 	perf_sample__exit(&e->sample);
 	list_del(&e->wait_node);
 	dc_record__put(dc, e->rec);
@@ -467,7 +493,10 @@ static int dc__resolve(struct deferred_callchain *dc, struct dc_entry *e,
 			dc->stats.exited++;
 	}
 	if (list_empty(&e->queue_node)) {
-		dc->stats.delivered_late++;
+		if (e->at_exec)
+			dc->stats.exec_late++;
+		else
+			dc->stats.delivered_late++;
 		ret = dc_entry__deliver(dc, e);
 		dc_entry__free(dc, e);
 	}
@@ -484,19 +513,68 @@ static void dc_task__free(struct deferred_callchain *dc, struct dc_task *task)
 	free(task);
 }
 
-/* @task's waiting samples get no record: they fall back; @task goes. */
+/*
+ * The window after @task's EXIT is over: its samples taken before the EXIT
+ * get no record now; they fall back.  Samples taken after it belong to a new
+ * task with the same tid that no FORK announced: a non-leader thread that
+ * exec'd and took its leader's tid in de_thread() (see dc__task_exec()).
+ * They wait on; the task stays, alive.  Without any, @task goes.
+ */
 static int dc_task__settle(struct deferred_callchain *dc, struct dc_task *task)
 {
 	struct dc_entry *e, *tmp;
 	int ret = 0;
 
 	list_for_each_entry_safe(e, tmp, &task->pending, task_node) {
+		if (!e->exited)
+			continue;
 		ret = dc__resolve(dc, e, NULL);
 		if (ret)
 			return ret;
 	}
+	/* Alive again: samples, or a record for later ones, after the EXIT. */
+	if (!list_empty(&task->pending) ||
+	    (task->have_last && task->last_time > task->exit_time)) {
+		task->exited = false;
+		list_del_init(&task->exit_node);
+		return 0;
+	}
 	dc_task__free(dc, task);
 	return 0;
+}
+
+/*
+ * Must the waiting sample @e at the head of the queue stop holding the
+ * samples behind it?  Its record comes when its task returns to user space
+ * (kernel/unwind/deferred.c: the unwind runs as task work on the way out),
+ * which for a task switched out in a blocking call is when it runs again:
+ * seconds later for a blocked read.  So, in time order, it holds them until
+ * its fate is known (its record, a later record of its task, its task's
+ * exit, the end of input), not for a time; only the budget bounds that:
+ * the bytes of everything held (call-graph.defer-memory) and the number of
+ * samples queued (call-graph.defer-queue).  Then it leaves the queue, to be
+ * delivered out of order once its fate is known, counted and warned about.
+ * A live tool (perf top) shows samples while they matter: for it, and
+ * without time order (where nothing is evidence), a sample holds the others
+ * for the window at most.
+ */
+static bool dc__queue_over(struct deferred_callchain *dc, struct dc_entry *e)
+{
+	if (dc->nr_queued > dc->config.max_queue) {
+		dc->late_why |= DC_LATE_QUEUE;
+		return true;
+	}
+	/* Over budget, and samples wait behind it that delivery would free. */
+	if (dc->held_bytes > dc->config.max_pending_bytes && dc->held_bytes > dc->waiting_bytes) {
+		dc->late_why |= DC_LATE_MEMORY;
+		return true;
+	}
+	if ((dc->config.live || !dc->config.ordered) &&
+	    dc->now - e->time > dc->config.window_ns) {
+		dc->late_why |= DC_LATE_WINDOW;
+		return true;
+	}
+	return false;
 }
 
 static int dc__drain(struct deferred_callchain *dc, bool all)
@@ -530,8 +608,7 @@ static int dc__drain(struct deferred_callchain *dc, bool all)
 		struct dc_entry *e = list_first_entry(&dc->queue, struct dc_entry, queue_node);
 
 		if (e->state == DC_WAITING) {
-			if (!all && dc->nr_queued <= dc->config.max_queue &&
-			    dc->now - e->time <= window)
+			if (!all && !dc__queue_over(dc, e))
 				break;
 			/* Out of the queue, still waiting on its task. */
 			list_del_init(&e->queue_node);
@@ -604,8 +681,10 @@ static int dc__deliver_through(struct deferred_callchain *dc, struct dc_entry *l
 		done = e == last;
 		list_del_init(&e->queue_node);
 		dc->nr_queued--;
-		if (e->state == DC_WAITING)
+		if (e->state == DC_WAITING) {
+			dc->late_why |= DC_LATE_FORK;
 			continue;
+		}
 		ret = dc_entry__deliver(dc, e);
 		dc_entry__free(dc, e);
 	}
@@ -614,9 +693,10 @@ static int dc__deliver_through(struct deferred_callchain *dc, struct dc_entry *l
 
 /*
  * A PERF_RECORD_EXIT.  It does not prove that the task's waiting samples
- * get no record: on 7.2 with per-CPU events (-a) the record of the last
- * kernel entry (exit_group(), sampled in do_exit()) came ~50 us AFTER the
- * task's EXIT.  So in time order they wait on, for the window after the
+ * get no record: kernel/exit.c do_exit() calls perf_event_exit_task(),
+ * which writes the EXIT, before unwind_deferred_task_exit(), which writes
+ * the record of the last kernel entry (on 7.2 with -a it came ~50 us AFTER
+ * the EXIT).  So in time order they wait on, for the window after the
  * EXIT (dc__drain()), and the EXIT goes on to the tool at once: the
  * thread stays, exited (symbol_conf.keep_exited_threads), for samples
  * delivered after it.  While anything is held, the task is kept for that
@@ -630,11 +710,17 @@ static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine,
 	struct dc_task *task;
 	struct dc_entry *e;
 
+	/* tid -1: the kernel could not name the task (perf_event_tid()). */
+	if (tid == -1)
+		return 0;
 	task = dc_task__find(dc, machine, tid, /*create=*/held && dc->config.ordered);
 	if (!task)
 		return held && dc->config.ordered ? -ENOMEM : 0;
-	if (task->exited)
-		return 0;
+	/*
+	 * Only the samples held now are the exiting task's: with time order,
+	 * a later one of this tid is a new task's (de_thread(), or a FORK
+	 * reusing the tid).  An EXIT again (the new task's) marks its own.
+	 */
 	list_for_each_entry(e, &task->pending, task_node)
 		e->exited = true;
 	if (!dc->config.ordered)
@@ -645,7 +731,95 @@ static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine,
 	}
 	task->exited = true;
 	task->exit_time = time != (u64)-1 ? time : dc->now;
-	list_add_tail(&task->exit_node, &dc->exits);
+	list_move_tail(&task->exit_node, &dc->exits);
+	return 0;
+}
+
+/* Move waiting sample @e to @task's list, which is in time order. */
+static void dc_task__adopt(struct dc_task *task, struct dc_entry *e)
+{
+	struct dc_entry *pos;
+
+	list_del(&e->task_node);
+	list_for_each_entry_reverse(pos, &task->pending, task_node) {
+		if (pos->time <= e->time) {
+			list_add(&e->task_node, &pos->task_node);
+			return;
+		}
+	}
+	list_add(&e->task_node, &task->pending);
+}
+
+/*
+ * A PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC of (@pid, @tid).  An
+ * exec by a thread other than the leader, fs/exec.c de_thread(): it waits
+ * until every other thread, the leader included, has exited (do_exit()
+ * writes their EXITs before exit_notify() lets it go on), then
+ * exchange_tids() gives the exec'ing thread the leader's tid, and
+ * begin_new_exec() writes the COMM exec with that tid (__set_task_comm(),
+ * perf_event_comm()); there is no FORK.  Its kernel entry (the execve) goes
+ * on: its samples before exchange_tids() carry its old tid, those after it
+ * the leader's, all with one cookie (it is the task_struct's unwind_info,
+ * kernel/unwind/deferred.c), and the record comes on the way out to the new
+ * program (one frame, its _start) with the leader's tid.  So at the COMM
+ * exec of (P, P) the samples still waiting on another thread of process P,
+ * taken while it was alive, move to task P: after de_thread() only the
+ * exec'ing thread is alive, and cookies are unique per kernel entry
+ * (get_cookie()), so matching by cookie stays exact.  Samples of the
+ * threads that exited stay with them, for the window after their EXIT.
+ */
+static int dc__task_exec(struct deferred_callchain *dc, struct machine *machine, int pid,
+			 int tid)
+{
+	long key = dc_task_key(machine, tid);
+	struct hashmap_entry *cur, *tmp;
+	struct dc_task *leader;
+	struct dc_entry *e, *n;
+	size_t bkt;
+
+	if (pid != tid || pid == -1 || !dc->nr_waiting)
+		return 0;
+	/* Found or made before the walk: adding to a hashmap may resize it. */
+	leader = dc_task__find(dc, machine, tid, /*create=*/true);
+	if (!leader)
+		return -ENOMEM;
+	leader->pid = pid;
+	hashmap__for_each_entry_safe(dc->tasks, cur, tmp, bkt) {
+		struct dc_task *task = cur->pvalue;
+
+		if (task == leader || task->pid != pid ||
+		    (u64)task->key >> 32 != (u64)key >> 32)
+			continue;
+		list_for_each_entry_safe(e, n, &task->pending, task_node) {
+			if (e->exited)
+				continue;
+			dc_task__adopt(leader, e);
+			dc->stats.exec_moved++;
+		}
+		/* Its tid went to the old leader, released in de_thread(). */
+		if (list_empty(&task->pending) && !task->exited)
+			dc_task__free(dc, task);
+	}
+	/*
+	 * The samples of the execve itself: their record is the new
+	 * program's (its _start, unwound on the way out of the execve), whose
+	 * addresses resolve only in the maps the exec brings, after this
+	 * COMM.  They leave the queue and go out with their record, after the
+	 * exec's MMAPs, with the new comm ("delivered with exec"): the rest
+	 * keeps its order and the comm and maps of its time.  So do the
+	 * execve's samples that come later, until its record (dc__queue()).
+	 */
+	list_for_each_entry(e, &leader->pending, task_node) {
+		if (e->exited)
+			continue;
+		leader->exec_cookie = e->cookie;
+		leader->in_exec = true;
+		if (list_empty(&e->queue_node))
+			continue;
+		list_del_init(&e->queue_node);
+		dc->nr_queued--;
+		e->at_exec = true;
+	}
 	return 0;
 }
 
@@ -668,6 +842,9 @@ static int dc__task_fork(struct deferred_callchain *dc, struct machine *machine,
 		if (ret)
 			return ret;
 	}
+	/* Events held in order (ops->event): the FORK waits behind them. */
+	if (dc->ops.event)
+		return 0;
 	list_for_each_entry_reverse(e, &dc->queue, queue_node) {
 		if (e->tid == tid && e->machine == machine) {
 			last = e;
@@ -738,6 +915,52 @@ static void dc_entry__take_sample(struct dc_entry *e, const union perf_event *ev
 	sample->intr_regs = NULL;
 }
 
+/* A copy of @event, parsed into @sample, at the tail of the reorder queue. */
+static struct dc_entry *dc_entry__new(struct deferred_callchain *dc, union perf_event *event,
+				      struct perf_sample *sample, struct machine *machine,
+				      u64 time, enum dc_state state)
+{
+	struct dc_entry *e = malloc(sizeof(*e) + event->header.size);
+
+	if (!e)
+		return NULL;
+	memset(e, 0, offsetof(struct dc_entry, sample));
+	memcpy(e->event, event, event->header.size);
+	dc_entry__take_sample(e, event, sample);
+	INIT_LIST_HEAD(&e->wait_node);
+	INIT_LIST_HEAD(&e->task_node);
+	e->machine = machine;
+	e->size = sizeof(*e) + event->header.size;
+	e->time = time;
+	e->tid = sample->tid;
+	e->cookie = sample->deferred_cookie;
+	e->state = state;
+	dc->held_bytes += e->size;
+	if (dc->held_bytes > dc->stats.max_held_bytes)
+		dc->stats.max_held_bytes = dc->held_bytes;
+	list_add_tail(&e->queue_node, &dc->queue);
+	if (++dc->nr_queued > dc->stats.max_queued)
+		dc->stats.max_queued = dc->nr_queued;
+	return e;
+}
+
+/*
+ * Any other event (COMM, MMAP, FORK, EXIT, ...) while samples are held: it
+ * waits behind them, when the tool takes events back (ops->event), so that
+ * they resolve against the comm, maps and threads of their own time: a
+ * sample held while its task execs keeps its old comm and maps, a reused
+ * tid's FORK comes after the old task's samples.
+ */
+static int dc__hold_event(struct deferred_callchain *dc, union perf_event *event,
+			  struct perf_sample *sample, struct machine *machine, u64 ts)
+{
+	if (!dc->ops.event || list_empty(&dc->queue))
+		return DEFERRED_CALLCHAIN__PASS;
+	if (!dc_entry__new(dc, event, sample, machine, ts != (u64)-1 ? ts : dc->now, DC_EVENT))
+		return -ENOMEM;
+	return dc__drain(dc, false);
+}
+
 /* A SAMPLE: delivered now, or into the reorder queue. */
 static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 		     struct perf_sample *sample, struct machine *machine)
@@ -751,11 +974,25 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 
 	ts = dc__advance(dc, sample->time);
 	time = ts != (u64)-1 ? ts : dc->now;
-	if (sample->deferred_callchain && sample->callchain && sample->callchain->nr >= 2) {
+	if (sample->deferred_callchain && sample->callchain && sample->callchain->nr >= 2 &&
+	    sample->tid == (u32)-1) {
+		/*
+		 * A task past release_task(), switched out for the last time
+		 * in do_task_dead(): perf_event_tid() gives -1 for a task whose
+		 * pid is gone (!pid_alive()), and such a task never returns
+		 * to user space for a record.  Settled at once, counted as an
+		 * exited task's; no task is keyed on tid -1.
+		 */
+		dc->stats.samples++;
+		dc->stats.exited++;
+		state = DC_NO_RECORD;
+	} else if (sample->deferred_callchain && sample->callchain &&
+		   sample->callchain->nr >= 2) {
 		dc->stats.samples++;
 		task = dc_task__find(dc, machine, sample->tid, /*create=*/true);
 		if (!task)
 			return -ENOMEM;
+		task->pid = sample->pid;
 		rec = dc_task__find_record(task, sample->deferred_cookie);
 		if (rec) {
 			/* Taken in the unwind path, after its own record. */
@@ -778,23 +1015,20 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 	if (state != DC_WAITING && list_empty(&dc->queue))
 		return dc__deliver_now(dc, event, sample, machine, state, rec);
 
-	e = malloc(sizeof(*e) + event->header.size);
+	e = dc_entry__new(dc, event, sample, machine, time, state);
 	if (!e)
 		return -ENOMEM;
-	memset(e, 0, offsetof(struct dc_entry, sample));
-	memcpy(e->event, event, event->header.size);
-	dc_entry__take_sample(e, event, sample);
-	INIT_LIST_HEAD(&e->wait_node);
-	INIT_LIST_HEAD(&e->task_node);
-	e->machine = machine;
-	e->size = sizeof(*e) + event->header.size;
-	e->time = time;
-	e->tid = sample->tid;
-	e->cookie = sample->deferred_cookie;
-	e->state = state;
 	if (rec)
 		e->rec = dc_record__get(rec);
 	if (state == DC_WAITING) {
+		/* Delivered late, from before its task's EXIT. */
+		e->exited = task->exited && time <= task->exit_time;
+		if (task->in_exec && e->cookie == task->exec_cookie) {
+			/* Goes out with its record: see dc__task_exec(). */
+			list_del_init(&e->queue_node);
+			dc->nr_queued--;
+			e->at_exec = true;
+		}
 		list_add_tail(&e->task_node, &task->pending);
 		list_add_tail(&e->wait_node, &dc->waiting);
 		if (++dc->nr_waiting > dc->stats.max_pending)
@@ -803,10 +1037,6 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 		if (dc->waiting_bytes > dc->stats.max_pending_bytes)
 			dc->stats.max_pending_bytes = dc->waiting_bytes;
 	}
-	list_add_tail(&e->queue_node, &dc->queue);
-	if (++dc->nr_queued > dc->stats.max_queued)
-		dc->stats.max_queued = dc->nr_queued;
-
 	while (!ret && (dc->nr_waiting > dc->config.max_pending ||
 			(dc->waiting_bytes > dc->config.max_pending_bytes && dc->nr_waiting > 1))) {
 		struct dc_entry *old = list_first_entry(&dc->waiting, struct dc_entry, wait_node);
@@ -894,6 +1124,9 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 			break;
 	}
 
+	/* The execve returned to user space, or a later entry did. */
+	if (cookie == task->exec_cookie || !stale)
+		task->in_exec = false;
 	dc_task__keep_record(dc, task, rec);
 	if (!stale) {
 		task->last_cookie = cookie;
@@ -908,23 +1141,32 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *event,
 			      struct perf_sample *sample, struct machine *machine)
 {
-	int ret;
+	int ret = 0;
+	u64 ts;
 
-	switch (event->header.type) {
-	case PERF_RECORD_SAMPLE:
+	if (event->header.type == PERF_RECORD_SAMPLE)
 		return dc__queue(dc, event, sample, machine);
-	case PERF_RECORD_CALLCHAIN_DEFERRED:
+	if (event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED)
 		return dc__record(dc, sample, machine);
+	/* The clock moves once per event: see dc__advance(). */
+	ts = dc__advance(dc, sample->time);
+	switch (event->header.type) {
 	case PERF_RECORD_EXIT:
-		ret = dc__task_exit(dc, machine, event->fork.tid,
-				    dc__advance(dc, sample->time));
-		return ret ?: DEFERRED_CALLCHAIN__PASS;
+		ret = dc__task_exit(dc, machine, event->fork.tid, ts);
+		break;
 	case PERF_RECORD_FORK:
 		ret = dc__task_fork(dc, machine, event->fork.tid);
-		return ret ?: DEFERRED_CALLCHAIN__PASS;
+		break;
+	case PERF_RECORD_COMM:
+		/* What the execve's samples held goes out before the COMM. */
+		if (event->header.misc & PERF_RECORD_MISC_COMM_EXEC)
+			ret = dc__task_exec(dc, machine, event->comm.pid, event->comm.tid) ?:
+			      dc__drain(dc, false);
+		break;
 	default:
-		return DEFERRED_CALLCHAIN__PASS;
+		break;
 	}
+	return ret ?: dc__hold_event(dc, event, sample, machine, ts);
 }
 
 int deferred_callchain__flush(struct deferred_callchain *dc)
@@ -998,6 +1240,9 @@ size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *
 		{ "max pending",		s->max_pending },
 		{ "max queued",			s->max_queued },
 		{ "max pending KiB",		s->max_pending_bytes >> 10 },
+		{ "max held KiB",		s->max_held_bytes >> 10 },
+		{ "moved at exec",		s->exec_moved },
+		{ "delivered with exec",	s->exec_late },
 		{ "bad user entries dropped",	s->bad_user_ips },
 		{ "damaged times not trusted",	s->bad_times },
 	};
@@ -1021,5 +1266,32 @@ const char *deferred_callchain_stats__warning(const struct deferred_callchain_st
 		  "%" PRIu64 " of %" PRIu64 " deferred samples (%.1f%%) got no user callchain record: %" PRIu64 " fell back to frame pointers, %" PRIu64 " to SFrame, %" PRIu64 " lost their user stack",
 		  bad, s->samples, 100.0 * bad / s->samples, s->fallback_fp,
 		  s->fallback_sframe, s->lost);
+	return buf;
+}
+
+const char *deferred_callchain__order_warning(const struct deferred_callchain *dc,
+					      char *buf, size_t size)
+{
+	const struct deferred_callchain_stats *s = &dc->stats;
+	const char *why = "a reused tid (FORK) sent a task's samples ahead of others";
+	char knob[96];
+
+	if (!s->delivered_late)
+		return NULL;
+	if (dc->late_why & DC_LATE_MEMORY) {
+		scnprintf(knob, sizeof(knob), "the samples held took %" PRIu64 " MiB: raise call-graph.defer-memory",
+			  dc->config.max_pending_bytes >> 20);
+		why = knob;
+	} else if (dc->late_why & DC_LATE_QUEUE) {
+		scnprintf(knob, sizeof(knob), "%" PRIu64 " samples were held: raise call-graph.defer-queue",
+			  dc->config.max_queue);
+		why = knob;
+	} else if (dc->late_why & DC_LATE_WINDOW) {
+		scnprintf(knob, sizeof(knob), "their record came over %" PRIu64 " ms late: raise call-graph.defer-window",
+			  dc->config.window_ns / 1000000);
+		why = knob;
+	}
+	scnprintf(buf, size, "%" PRIu64 " samples were delivered out of time order while they waited for their deferred callchain (%s)",
+		  s->delivered_late, why);
 	return buf;
 }

@@ -44,19 +44,34 @@
  *    PERF_CONTEXT_USER_DEFERRED, which callchain resolution shows as
  *    "[user stack lost]".
  *
- *  - Samples are delivered in their own order through a reorder queue bounded
- *    in time (window_ns after the oldest waiting sample) and in length
- *    (max_queue).  A sample still waiting past those bounds is taken out of
- *    the queue and delivered, late and counted, when its fate is known.
+ *  - Samples are delivered in their own order through a reorder queue.  A
+ *    waiting sample holds the ones behind it until its fate is known, not
+ *    for a time: a task switched out in a blocking call (off-CPU,
+ *    sched_switch) gets its record only when it runs again, seconds later.
+ *    Only the budget bounds that: the bytes of everything held
+ *    (max_pending_bytes) and the samples queued (max_queue); past it the
+ *    oldest waiting sample leaves the queue and is delivered, late, when its
+ *    fate is known: counted, and deferred_callchain__order_warning() names
+ *    the knob.  A live tool (config.live, perf top) and streams not in time
+ *    order bound the holding by window_ns instead.
+ *
+ *  - Tasks as the kernel hands tids over: an EXIT settles, after window_ns,
+ *    the samples taken before it only (a task seen after its EXIT is a new
+ *    one); a COMM exec of (P, P) moves the waiting samples of the other
+ *    threads of P to P (de_thread(): the exec'ing thread takes the
+ *    leader's tid, no FORK); a sample with tid -1 (a task past
+ *    release_task()) is settled at once.  See the comments at each rule for
+ *    the kernel invariant it relies on.
  *
  *  - Duplicate records (same task and cookie as one kept) are dropped and
  *    counted; a record whose nr does not fit its size is rejected by sample
  *    parsing before it gets here.
  *
- * Memory: the waiting samples themselves (bounded by max_pending, and in
- * bytes, with their snapshots, by max_pending_bytes), the
- * samples held in the reorder queue (bounded by max_queue and the window),
- * and per task its latest record (plus a few older ones for window_ns).
+ * Memory: the samples held, waiting or queued behind a waiting one, with
+ * their snapshots and the other events held with them (bounded in bytes by
+ * max_pending_bytes; the waiting ones in number by max_pending, the queued
+ * ones by max_queue), and per task its latest record (plus a few older
+ * ones for window_ns).
  *
  * Nothing here depends on the sample order within the file other than that
  * the caller delivers events in time order (ordered_events); without it the
@@ -88,6 +103,9 @@ struct deferred_callchain_stats {
 	u64 bad_user_ips;	/* record entries >= PERF_CONTEXT_MAX, dropped */
 	u64 bad_times;		/* times far ahead of their neighbours, not trusted */
 	u64 max_pending_bytes;	/* most bytes held by waiting samples at once */
+	u64 max_held_bytes;	/* most bytes held at once, queued samples too */
+	u64 exec_moved;		/* waiting samples moved to their leader's tid at exec */
+	u64 exec_late;		/* samples of an execve, delivered with its record */
 };
 
 struct deferred_callchain_config {
@@ -101,11 +119,18 @@ struct deferred_callchain_config {
 	 * EXIT, prove that a sample's record is lost.
 	 */
 	bool ordered;
+	/*
+	 * A live tool (perf top): a waiting sample holds the later ones for
+	 * window_ns at most, so that they show while they matter.  Otherwise
+	 * it holds them until its fate is known, within the budget.
+	 */
+	bool live;
 };
 
 /* Defaults, chosen from real 7.2 recordings: records came <= ~100 ms late. */
 #define DEFERRED_CALLCHAIN_WINDOW_NS	(250ULL * 1000 * 1000)
-#define DEFERRED_CALLCHAIN_MAX_QUEUE	(256 * 1024)
+/* A count bound besides the bytes: the bytes (max_pending_bytes) govern. */
+#define DEFERRED_CALLCHAIN_MAX_QUEUE	(16 * 1024 * 1024)
 #define DEFERRED_CALLCHAIN_MAX_PENDING	(1024 * 1024)
 /*
  * 512 MiB: ~117k samples with the default 2 KiB snapshot (~4.5 KiB each),
@@ -136,13 +161,20 @@ typedef int (*deferred_callchain__deliver_t)(struct deferred_callchain *dc,
 					      void *data);
 
 /*
- * Only samples come back: every other event, EXIT and FORK included, the
- * caller delivers itself when deferred_callchain__event() says PASS, so that
- * no caller needs to know which events the module cares about.
+ * Samples come back through ops->sample.  Every other event the caller
+ * delivers itself when deferred_callchain__event() says PASS, so that no
+ * caller needs to know which events the module cares about; with
+ * ops->event, an event that comes while samples are held is held behind
+ * them instead, and handed back to ops->event in its turn: samples then
+ * resolve against the comm, maps and threads of their own time (a sample
+ * held while its task execs keeps its old comm and maps).  Without it (perf
+ * top, live) events pass at once.
  */
 struct deferred_callchain_ops {
 	/* Every sample, with its complete callchain. */
 	deferred_callchain__deliver_t	sample;
+	/* Optional: any other event, in order behind the held samples. */
+	deferred_callchain__deliver_t	event;
 };
 
 /*
@@ -162,6 +194,8 @@ void deferred_callchain__set_config(struct deferred_callchain *dc,
 				    const struct deferred_callchain_config *config);
 /* Say whether events come in time order (see config.ordered). */
 void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered);
+/* Say whether the tool shows samples live (see config.live). */
+void deferred_callchain__set_live(struct deferred_callchain *dc, bool live);
 
 /* deferred_callchain__event(): the caller delivers the event itself. */
 #define DEFERRED_CALLCHAIN__PASS	1
@@ -177,13 +211,16 @@ void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered
  *  - PERF_RECORD_SAMPLE (deferred or not, so that order is kept): queued,
  *    handed back to ops->sample in order, complete.
  *  - PERF_RECORD_CALLCHAIN_DEFERRED: taken; stitches the task's samples.
- *  - PERF_RECORD_EXIT: PASS, the caller delivers it at once; the task's
- *    waiting samples wait on for window_ns (their record may come after
- *    the EXIT), then fall back; they resolve against the exited thread,
- *    which stays (symbol_conf.keep_exited_threads).
+ *  - PERF_RECORD_EXIT: the task's waiting samples wait on for window_ns
+ *    (their record may come after the EXIT), then fall back; they resolve
+ *    against the exited thread, which stays (symbol_conf.keep_exited_threads).
  *  - PERF_RECORD_FORK: a tid reused while its exited task still has
- *    samples here: those go out first, with what they have; then PASS.
- *  - anything else: the caller delivers it.
+ *    samples waiting: those get no record.
+ *  - PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC: see de_thread above.
+ *  - these and anything else: held behind the held samples, to
+ *    ops->event, when the caller gave one; else PASS, the caller delivers
+ *    it now (without ops->event, a FORK first sends out the samples still
+ *    queued of the tid's earlier task).
  *
  * Returns 0 when the module took the event, DEFERRED_CALLCHAIN__PASS when
  * the caller must deliver it now, a negative error code on failure.
@@ -201,6 +238,12 @@ size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *
 					 FILE *fp, const char *prefix);
 /* One-line warning when many samples lost their user stack; NULL if none. */
 const char *deferred_callchain_stats__warning(const struct deferred_callchain_stats *stats,
+					      char *buf, size_t size);
+/*
+ * One-line warning when samples were delivered out of time order (the
+ * budget was too small to hold them), with the knob to raise; NULL if none.
+ */
+const char *deferred_callchain__order_warning(const struct deferred_callchain *dc,
 					      char *buf, size_t size);
 
 #endif /* __PERF_DEFERRED_CALLCHAIN_H */
