@@ -197,8 +197,9 @@ for r in $RUNS; do
 	tries=1
 	record_run $r
 	while ! enough $r && [ $tries -lt 3 ]; do
-		echo "$r: $(dwork_samples $r) dwork samples, fewer than $NEED: again for $S s x 2"
+		n=$(dwork_samples $r)
 		S=$(awk "BEGIN { print $S * 2 }")
+		echo "$r: $n dwork samples, fewer than $NEED: again for $S s"
 		tries=$((tries + 1))
 		rm -rf "$r.data"
 		record_run $r
