@@ -81,6 +81,8 @@ class Checks:
     """The checks, on recordings made by record.sh: cls.out holds NAME.data,
     NAME.out, guest-kallsyms and dwork; cls.bid a build-id cache holding
     dwork. Checks of recordings missing there are skipped."""
+    # record.sh records again, longer, until dwork has NEED_SAMPLES (400)
+    # samples in a recording: more than this many below its recursion.
     MIN_SAMPLES = 200
     figures = {}
 

@@ -12,6 +12,7 @@ import subprocess
 import unittest
 
 import common
+import cpu_record
 
 # The corpus's sources and build scripts stay with the tests that own them.
 HERE = os.path.join(common.TOP, 'tests', 'sframe')
@@ -186,11 +187,15 @@ def elf_section(path, name, tmpdir):
     raise AssertionError('%s: no %s' % (path, name))
 
 
-def record_dwarf(binary, out, ms, stack_size, freq=2000):
+def record_dwarf(binary, out, ms, stack_size, period_us=500, pre=()):
     """perf record --call-graph dwarf of a corpus binary running for @ms of
-    CPU into @out; unittest.SkipTest if perf may not record here."""
-    r = common.run([common.PERF, 'record', '-q', '-e', 'cpu-clock:u',
-                    '-F', str(freq), '--call-graph', 'dwarf,%d' % stack_size,
+    its own CPU time into @out, a sample every @period_us of that time
+    (cpu_record: about @ms * 1000 / @period_us samples whatever the load);
+    unittest.SkipTest if perf may not record here.  @pre: perf options
+    before "record"."""
+    r = common.run([common.PERF] + list(pre) + ['record', '-q'] +
+                   cpu_record.args(ms, period_us, stack=stack_size) +
+                   ['--call-graph', 'dwarf,%d' % stack_size,
                     '-o', out, '--', binary, str(ms)], check=False)
     if r.returncode:
         raise unittest.SkipTest('perf record failed: ' + r.stderr[-500:])

@@ -12,6 +12,7 @@ import sys
 import unittest
 
 import common
+import cpu_record
 import perf_script
 import sframe_corpus as corpus
 
@@ -37,12 +38,18 @@ def further(ours, libdw, last):
     return len(ours) > len(libdw) and ours[:len(libdw)] == libdw and ours[-1] == last
 
 
+# The corpus runs RECORD_MS of CPU time, sampled every 500 us of it
+# (cpu_record): half the samples that gives is a floor no load takes away.
+RECORD_MS = 800
+MIN_SAMPLES = cpu_record.expected(RECORD_MS, 500) // 2
+
+
 class Convert(corpus.CorpusTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
         cls.data = corpus.record_dwarf(os.path.join(cls.dir, 'v3', 'pie'),
-                                       os.path.join(cls.tmp, 'dwarf.data'), 800, 16384)
+                                       os.path.join(cls.tmp, 'dwarf.data'), RECORD_MS, 16384)
         cls.conv, cls.cpu, cls.stderr = {}, {}, {}
         for style in ('sframe', 'libdw', 'sframe-only'):
             out = os.path.join(cls.tmp, style + '.data')
@@ -66,7 +73,8 @@ class Convert(corpus.CorpusTestCase):
         again when read: twice the frames)."""
         want = self.script(self.data, '--unwind-style', 'sframe')
         got = self.script(self.conv['sframe'])
-        self.assertGreater(len(want), 500)
+        self.assertGreaterEqual(len(want), MIN_SAMPLES, cpu_record.too_few(
+            'perf script', len(want), RECORD_MS, 500, common.PERF, self.data))
         self.assertGreater(sum(len(s) for s in want) / len(want), 10, 'stacks too shallow')
         self.assertEqual(len(got), len(want))
         diff = [i for i in range(len(want)) if got[i] != want[i]]

@@ -10,6 +10,7 @@ import struct
 import unittest
 
 import common
+import cpu_record
 import perf_counters
 import perf_script
 import sframe_corpus as corpus
@@ -17,13 +18,17 @@ import sframe_dump
 
 # (version, variant) pairs recorded; v3 in every link mode.
 CASES = ((1, 'pie'), (2, 'pie'), (3, 'pie'), (3, 'nopie'), (3, 'static'))
+# Each runs RECORD_MS of CPU time, sampled every 500 us of it (cpu_record):
+# half the samples that gives is a floor no load can take away.
+RECORD_MS = 400
+MIN_SAMPLES = cpu_record.expected(RECORD_MS, 500) // 2
 
 
 class Unwind(corpus.CorpusTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.data = cls.record_cases(CASES, 400, 16384)
+        cls.data = cls.record_cases(CASES, RECORD_MS, 16384)
 
     def script(self, data, style):
         r = common.run([common.PERF, 'script', '-i', data, '-F', 'tid,ip,sym,dso',
@@ -35,7 +40,8 @@ class Unwind(corpus.CorpusTestCase):
             with self.subTest(case=key):
                 libdw = self.script(data, 'libdw')
                 ours = self.script(data, 'sframe')
-                self.assertGreater(len(libdw), 100)
+                self.assertGreaterEqual(len(libdw), MIN_SAMPLES, cpu_record.too_few(
+                    'libdw', len(libdw), RECORD_MS, 500, common.PERF, data))
                 self.assertEqual(len(ours), len(libdw))
                 # Where libdw stops short and SFrame goes on to the same
                 # outermost frame as the whole stacks: a sample in an
@@ -120,8 +126,7 @@ class Unwind(corpus.CorpusTestCase):
         common.run(['objcopy', '--update-section', '.sframe=' + sec + '.bad',
                     os.path.join(src, 'pie'), exe])
         out = os.path.join(self.tmp, 'bad.data')
-        common.run([common.PERF, 'record', '-q', '-e', 'cpu-clock:u', '-F', '1000',
-                    '--call-graph', 'dwarf,16384', '-o', out, '--', exe, '150'])
+        corpus.record_dwarf(exe, out, 150, 16384, period_us=1000)
         r = common.run([common.PERF, 'script', '-i', out, '-F', 'tid,ip,sym,dso',
                         '--unwind-style', 'sframe'])
         self.assertIn('%s: invalid .sframe (bad magic)' % exe, r.stderr)
@@ -169,8 +174,7 @@ class Unwind(corpus.CorpusTestCase):
         r = common.run([common.PERF, 'sframe', 'dump', '-s', exe])
         self.assertIn('%s: .sframe not used for unwinding: %s' % (exe, why), r.stderr)
         out = os.path.join(self.tmp, 'moved.data')
-        common.run([common.PERF, 'record', '-q', '-e', 'cpu-clock:u', '-F', '1000',
-                    '--call-graph', 'dwarf,16384', '-o', out, '--', exe, '150'])
+        corpus.record_dwarf(exe, out, 150, 16384, period_us=1000)
         r = common.run([common.PERF, 'script', '-i', out, '-F', 'tid,ip,sym,dso',
                         '--unwind-style', 'sframe'])
         self.assertIn('%s: invalid .sframe (%s' % (exe, why), r.stderr)

@@ -6,6 +6,7 @@ import subprocess
 import unittest
 
 import common
+import cpu_record
 import perf_counters
 import perf_report
 import perf_script
@@ -164,24 +165,44 @@ class InjectMerge(ToolsCase):
         self.assertEqual(event_count(PERF, out, 'CALLCHAIN_DEFERRED'), 0)
 
 
+# The bottom of a 200 deep recursion spins until the process has used
+# argv[2] ms of CPU time (CLOCK_PROCESS_CPUTIME_ID, measured by itself):
+# at cpu-clock's period of DEEP_PERIOD_US of that time, the samples there
+# are a property of the work, not of the machine's load.
 DEEP_C = r'''
 #include <stdlib.h>
+#include <time.h>
 volatile unsigned long sink;
-__attribute__((noinline)) unsigned long rec(int d)
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+__attribute__((noinline)) unsigned long rec(int d, double until)
 {
 	unsigned long x = d;
 
 	if (d == 0) {
-		for (unsigned long i = 0; i < 100000000UL; i++)
-			sink += i;
+		while (cpu_ms() < until)
+			for (unsigned long i = 0; i < 100000UL; i++)
+				sink += i;
 		return sink;
 	}
-	x += rec(d - 1);
+	x += rec(d - 1, until);
 	sink = x;
 	return x;
 }
-int main(int argc, char **argv) { rec(argc > 1 ? atoi(argv[1]) : 200); return 0; }
+int main(int argc, char **argv)
+{
+	rec(argc > 1 ? atoi(argv[1]) : 200, argc > 2 ? atof(argv[2]) : 100);
+	return 0;
+}
 '''
+DEEP_CPU_MS = 100
+DEEP_PERIOD_US = 5000
+DEEP_STACK = 32768
 
 
 class ConvertCallchain(ToolsCase):
@@ -197,12 +218,16 @@ class ConvertCallchain(ToolsCase):
             f.write(DEEP_C)
         run(['gcc', '-O1', '-g', '-fno-omit-frame-pointer', '-o', prog, src])
         data = self.path('deep.data')
-        r = run([PERF, 'record', '-q', '-o', data, '-e', 'cpu-clock', '-F', '50',
-                 '--call-graph', 'dwarf,32768', '--', prog, '200'], check=False)
+        r = run([PERF, 'record', '-q', '-o', data] +
+                cpu_record.args(DEEP_CPU_MS, DEEP_PERIOD_US, 'cpu-clock', DEEP_STACK) +
+                ['--call-graph', 'dwarf,%d' % DEEP_STACK, '--', prog, '200',
+                 str(DEEP_CPU_MS)], check=False)
         if r.returncode:
             self.skipTest('perf record does not work here: ' + r.stderr[-300:])
         frames = [len(s.frames) for s in perf_script.script(PERF, data, 'ip')[1]]
-        self.assertGreaterEqual(max(frames), 126, 'stacks not deep enough to test')
+        deep = [n for n in frames if n >= 126]
+        self.assertTrue(deep, cpu_record.too_few('samples with 126 frames or more', len(deep),
+                                                 DEEP_CPU_MS, DEEP_PERIOD_US, PERF, data))
         for perf, bad in ((PERF, False), (PERF_UPSTREAM, True)):
             out = self.path('conv.data')
             r = run([valgrind, '-q', '--error-exitcode=99', perf, 'inject',

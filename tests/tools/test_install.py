@@ -63,8 +63,13 @@ class WholePerf:
 
     def test_archive(self):
         data = os.path.join(self.tmp, 'archive.data')
-        r = run([self.perf, 'record', '-q', '-o', data, '-e', 'cpu-clock', '--',
-                 '/bin/true'], check=False)
+        # perf archive packs the DSOs samples hit: a fixed amount of work
+        # (tens of ms of CPU) sampled every 100 us of its CPU time, not
+        # /bin/true, which may end before cpu-clock fires on a busy
+        # machine.
+        r = run([self.perf, 'record', '-q', '-o', data, '-e', 'cpu-clock', '-c', '100000',
+                 '--', 'sh', '-c', 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'],
+                check=False)
         if r.returncode != 0:
             self.skipTest('perf record does not work here: ' + r.stderr[-300:])
         r = run([self.perf, 'archive', data])

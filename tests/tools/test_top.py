@@ -20,6 +20,8 @@ import common
 from common import PERF, PERF_UPSTREAM, REAL
 
 WORKLOAD = os.path.join(REAL, 'workload')
+# Seconds perf top may take to show a user stack before the test fails.
+TOP_MAX = 120
 
 
 class Top(unittest.TestCase):
@@ -31,23 +33,41 @@ class Top(unittest.TestCase):
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             if probe.returncode:
                 raise unittest.SkipTest('perf_event_open not allowed here')
-        work = subprocess.Popen([WORKLOAD, '-s', '8'], stdout=subprocess.DEVNULL)
-        # Into a file: perf top --stdio shows nothing through a pipe.
-        with tempfile.TemporaryFile('w+', errors='replace') as o:
+        # The workload outlives perf top; perf top runs until a screen
+        # shows a user stack (its first screens may come before it has
+        # loaded symbols, or empty on a busy machine), not for a time:
+        # TOP_MAX only bounds a failure.
+        work = subprocess.Popen([WORKLOAD, '-s', str(TOP_MAX + 60)],
+                                stdout=subprocess.DEVNULL)
+        # Into files: perf top --stdio shows nothing through a pipe, and
+        # a pipe nobody reads while waiting could fill.
+        top = None
+        with tempfile.TemporaryFile('w+', errors='replace') as o, \
+                tempfile.TemporaryFile('w+', errors='replace') as e:
             try:
-                time.sleep(0.3)
                 top = subprocess.Popen([PERF, 'top', '--stdio', '--call-graph', 'fp,defer',
                                         '-d', '1', '-e', 'cpu-clock', '-p', str(work.pid)],
-                                       stdin=subprocess.DEVNULL, stdout=o,
-                                       stderr=subprocess.PIPE, text=True, errors='replace')
-                time.sleep(4)
+                                       stdin=subprocess.DEVNULL, stdout=o, stderr=e,
+                                       text=True, errors='replace')
+                waited = 0.0
+                while waited < TOP_MAX and top.poll() is None:
+                    o.seek(0)
+                    if 'level_a' in o.read():
+                        break
+                    time.sleep(0.5)
+                    waited += 0.5
                 top.send_signal(signal.SIGINT)
-                _, err = top.communicate(timeout=30)
+                top.wait(timeout=60)
             finally:
+                if top and top.poll() is None:
+                    top.kill()
+                    top.wait()
                 work.kill()
                 work.wait()
             o.seek(0)
             out = o.read()
+            e.seek(0)
+            err = e.read()
         self.assertFalse('Usage: perf top' in out + err, 'fp,defer refused')
         self.assertTrue('level_a' in out, 'no user stack shown: %s' % err[-1000:])
 

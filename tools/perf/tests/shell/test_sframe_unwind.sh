@@ -67,7 +67,11 @@ if ! perf sframe dump "$prog" > "$tmpdir/dump.txt" 2>&1 ||
 	err=1
 fi
 
-if ! perf record -q -o "$data" -e cpu-clock --call-graph dwarf,4096 \
+# The program does a fixed amount of work; cpu-clock samples every 250 us
+# of its CPU time (a period, never refused as a frequency above a lowered
+# kernel.perf_event_max_sample_rate is): hundreds of samples, however busy
+# the machine is.
+if ! perf record -q -o "$data" -e cpu-clock -c 250000 --call-graph dwarf,4096 \
 	-- "$prog" > /dev/null 2>&1; then
 	skip "perf record --call-graph dwarf failed"
 fi
