@@ -490,5 +490,47 @@ class Damaged(common.PerfTestCase):
         self.assertEqual(self.stats(p)['stopped on an error'], 1)
         self.assertUpstreamReads(p, len(sample_times(r.stdout)))
 
+    # --- damaged metadata: the DSO's image ------------------------------
+
+    def test_mmap2_name_bit_debuginfo_image(self):
+        """One flipped bit in the workload's MMAP2 file name ("/in/workload"
+        to "/in/workloae"), and a debuginfo-only copy of the workload under
+        that name (a debug directory has such files): perf takes it as the
+        DSO's image, its build-id matching.  Its .plt and .plt.got are
+        SHT_NOBITS; the PLT synthesis read them (elf_getdata(): d_buf NULL):
+        SIGSEGV in dso__synthesize_plt_symbols() <- dso__load() <-
+        map__find_symbol(), upstream as before.  A debuginfo file is not an
+        image: its program headers' file offsets are not the DSO's, its
+        symbols would land at wrong addresses.  Now it is not taken as one:
+        the report is the intact file's without an image of the workload
+        (and no PLT is read from a section without data)."""
+        f = d.PerfFile(DEFER_ST)
+        raw, name = d.mmap2_filename_bit(f, b'/in/workload', 11, 0)
+        self.assertEqual(name, b'/in/workloae')
+        p = self.write('name-bit.data', raw)
+        symfs = os.path.join(self.tmp, 'symfs')
+        os.makedirs(os.path.join(symfs, 'in'), exist_ok=True)
+        common.run(['objcopy', '--only-keep-debug', os.path.join(common.REAL, 'workload'),
+                    os.path.join(symfs, 'in', 'workloae')])
+        bid = os.path.join(self.tmp, 'name-bit-buildid')
+        os.makedirs(bid, exist_ok=True)
+        cmd = ['--buildid-dir', bid, 'report', '--symfs', symfs, '-i', p, '--stdio',
+               '--no-children', '-g', 'none', '--sort', 'dso,sym']
+        r = common.run([PERF] + cmd, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        # what the intact file gives without any image of the workload
+        nosymfs = os.path.join(self.tmp, 'no-symfs')
+        os.makedirs(nosymfs, exist_ok=True)
+        intact = common.run([PERF, '--buildid-dir', bid, 'report', '--symfs', nosymfs,
+                             '-i', DEFER_ST] + cmd[7:])
+        self.assertEqual(perf_report.body_lines(r.stdout),
+                         [x.replace('workload', 'workloae')
+                          for x in perf_report.body_lines(intact.stdout)])
+        self.assertIn('workloae', r.stdout)
+        if os.path.exists(UPSTREAM):
+            r = common.run([UPSTREAM] + cmd, check=False)
+            self.assertEqual(r.returncode, -11, 'perf-upstream no longer crashes: %d' %
+                             r.returncode)
+
 if __name__ == '__main__':
     unittest.main()
