@@ -189,3 +189,17 @@ def mmap2_filename_bit(f, name, byte, bit):
         new = bytes(raw[i:i + len(name)])
     assert new is not None, name
     return bytes(raw), new
+
+
+HEADER_DIR_FORMAT, HEADER_COMPRESSED = 24, 27
+COMPRESSED, COMPRESSED2 = 81, 83
+
+
+def feature_section(f, feat):
+    """(offset, size) of the file's feature section feat (HEADER_*), from
+    the table after the data that has one entry per bit of the header's
+    feature bitmap."""
+    bits = int.from_bytes(f.raw[72:104], 'little')
+    assert bits & (1 << feat), feat
+    n = bin(bits & ((1 << feat) - 1)).count('1')
+    return struct.unpack_from('<QQ', f.raw, f.data_end + 16 * n)

@@ -9,6 +9,7 @@ loses the framing.  Each test checks which samples come out, the warning,
 the exit status and the perf report --stats counters (docs/robustness.md).
 """
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -531,6 +532,73 @@ class Damaged(common.PerfTestCase):
             r = common.run([UPSTREAM] + cmd, check=False)
             self.assertEqual(r.returncode, -11, 'perf-upstream no longer crashes: %d' %
                              r.returncode)
+
+    # --- damaged metadata: directories and compressed data ---------------
+
+    def recording(self, name, opts):
+        """A recording of the workload made here by our perf with opts
+        (--threads: a directory; -z: compressed), once per class."""
+        cache = self.__class__.__dict__.get('_recordings')
+        if cache is None:
+            cache = self.__class__._recordings = {}
+        if name not in cache:
+            out = os.path.join(self.tmp, name)
+            r = common.run([PERF, 'record', '-N', '-q', '-e', 'cpu-clock', '-c', '100000'] +
+                           opts + ['-o', out, '--', os.path.join(common.REAL, 'workload'),
+                                   '-s', '1', '-t', '2'], check=False)
+            if r.returncode != 0:
+                self.skipTest('perf record %s: %s' % (' '.join(opts), r.stderr[-500:]))
+            cache[name] = out
+        return cache[name]
+
+    def copy_dir(self, src, name):
+        dst = os.path.join(self.tmp, name)
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(src, dst)
+        return dst
+
+    def test_dir_format_damaged(self):
+        """A --threads directory whose DIR_FORMAT version is garbage (or 0:
+        the "single file" version): upstream asserted (util/data.c:122,
+        exit 255) or read only the header's file (no sample, exit 0).  The
+        data.N files are found by name, with a warning."""
+        src = self.recording('threads.data', ['--threads'])
+        orig = sample_times(self.script(src).stdout)
+        self.assertGreater(len(orig), 0)
+        f = d.PerfFile(os.path.join(src, 'data'))
+        off, size = d.feature_section(f, d.HEADER_DIR_FORMAT)
+        self.assertEqual(size, 8)
+        for version, upstream_rc in ((0x3f00000000000001, 255), (0, 0)):
+            p = self.copy_dir(src, 'dirfmt-%x.data' % version)
+            self.write(os.path.join(p, 'data'), d.patch(f.raw, off, '<Q', version))
+            r = self.script(p)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            self.assertEqual(sample_times(r.stdout), orig)
+            self.assertIn('%s: DIR_FORMAT version %d (damaged?): reading data.N files' %
+                          (p, version), r.stderr)
+            if os.path.exists(UPSTREAM):
+                r = self.script(p, perf=UPSTREAM)
+                self.assertEqual((r.returncode, sample_times(r.stdout)), (upstream_rc, []))
+            self.assertUpstreamReads(p, len(orig))
+
+    def test_inject_threads_dir(self):
+        """perf inject of an undamaged --threads directory: has_kcore_dir()
+        took any directory for one with kcore_dir (its strncmp() test
+        inverted), so the output was a directory of one file, "Failed to
+        copy kcore", and the DIR_FORMAT it kept made every perf refuse it.
+        Now one file, without DIR_FORMAT, that perf-upstream reads whole."""
+        src = self.recording('threads.data', ['--threads'])
+        orig = sample_times(self.script(src).stdout)
+        out = os.path.join(self.tmp, 'threads.inj')
+        r = common.run([PERF, 'inject', '-i', src, '-o', out], check=False)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertNotIn('kcore', r.stderr)
+        self.assertTrue(os.path.isfile(out))
+        for perf in (PERF, UPSTREAM):
+            if os.path.exists(perf):
+                r = self.script(out, perf=perf)
+                self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+                self.assertEqual(sorted(sample_times(r.stdout)), sorted(orig), perf)
 
 if __name__ == '__main__':
     unittest.main()
