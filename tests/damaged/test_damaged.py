@@ -535,7 +535,7 @@ class Damaged(common.PerfTestCase):
 
     # --- damaged metadata: directories and compressed data ---------------
 
-    def recording(self, name, opts):
+    def recording(self, name, opts, period='100000'):
         """A recording of the workload made here by our perf with opts
         (--threads: a directory; -z: compressed), once per class."""
         cache = self.__class__.__dict__.get('_recordings')
@@ -543,7 +543,7 @@ class Damaged(common.PerfTestCase):
             cache = self.__class__._recordings = {}
         if name not in cache:
             out = os.path.join(self.tmp, name)
-            r = common.run([PERF, 'record', '-N', '-q', '-e', 'cpu-clock', '-c', '100000'] +
+            r = common.run([PERF, 'record', '-N', '-q', '-e', 'cpu-clock', '-c', period] +
                            opts + ['-o', out, '--', os.path.join(common.REAL, 'workload'),
                                    '-s', '1', '-t', '2'], check=False)
             if r.returncode != 0:
@@ -599,6 +599,125 @@ class Damaged(common.PerfTestCase):
                 r = self.script(out, perf=perf)
                 self.assertEqual(r.returncode, 0, r.stderr[-2000:])
                 self.assertEqual(sorted(sample_times(r.stdout)), sorted(orig), perf)
+
+    def compressed(self):
+        """A -z recording with small ring buffers (-m 8): tens of
+        COMPRESSED2 records, one zstd frame."""
+        src = self.recording('z.data', ['-z', '-m', '8'], period='20000')
+        f = d.PerfFile(src)
+        comp = [e for e in f.events if e[1] == d.COMPRESSED2]
+        self.assertGreater(len(comp), 8)
+        return src, f, comp
+
+    def test_compressed_cut(self):
+        """A -z recording cut inside a COMPRESSED2 payload, or perf record
+        killed there: HEADER_COMPRESSED was never written (features come
+        last), so nothing was decompressed (0 samples; upstream
+        "incompatible file format" for the cut copy).  zstd frames
+        describe themselves: every payload before the cut is read."""
+        src, f, comp = self.compressed()
+        orig = sample_times(self.script(src).stdout)
+        off, _, size = comp[len(comp) // 2]
+        # what the records before the cut hold: the copy cut at its start
+        before = sample_times(self.script(self.write('zat.data', d.cut(f, off))).stdout)
+        self.assertGreater(len(before), 0)
+        self.assertLess(len(before), len(orig))
+        self.assertEqual(Counter(before) - Counter(orig), Counter())
+        for name, raw in (('zcut.data', d.cut(f, off + size // 2)),
+                          ('zkilled.data', d.killed(f, off + size // 2))):
+            p = self.write(name, raw)
+            r = self.script(p)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            self.assertEqual(sorted(sample_times(r.stdout)), sorted(before), name)
+            self.assertIn('%s: compressed records but no HEADER_COMPRESSED (file cut before '
+                          'its features?): decompressing them as Zstd' % p, r.stderr)
+            self.assertEqual(self.stats(p)['partial last event'], 1)
+            if os.path.exists(UPSTREAM):
+                self.assertEqual(sample_times(self.script(p, perf=UPSTREAM).stdout), [])
+            self.assertUpstreamReads(p, len(before))
+
+    def test_compressed_data_size(self):
+        """A damaged data_size in a COMPRESSED2 record (larger than the
+        record, or smaller than its payload by more than the padding): the
+        record was not decompressed, and with it the rest of the zstd
+        frame.  Bounded by the record, every sample comes out."""
+        src, f, comp = self.compressed()
+        orig = sample_times(self.script(src).stdout)
+        off, _, size = comp[len(comp) // 3]
+        data_size = d.struct.unpack_from('<Q', f.raw, off + 8)[0]
+        for bad in (data_size + 1000, max(data_size - 100, 0), 1 << 40):
+            p = self.write('zds-%d.data' % bad, d.patch(f.raw, off + 8, '<Q', bad))
+            r = self.script(p)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            self.assertEqual(sample_times(r.stdout), orig)
+            self.assertIn('%#x: COMPRESSED2 data_size %d not in %d bytes: %d' %
+                          (off, bad, size - 16, data_size), r.stderr)
+            self.assertUpstreamReads(p, len(orig))
+
+    def test_compressed_payload_damaged(self):
+        """8 flipped bits in one COMPRESSED2 payload: the record does not
+        decompress; it is skipped, and so are the records after it in the
+        same zstd frame (perf record flushes, never ends, its frame: they
+        need the lost history), each counted and named by offset; what came
+        before comes out, exit 0 (upstream: exit 255).  perf inject writes
+        the events it decompressed, never the damaged record (it copied
+        it: perf-upstream read nothing of its output)."""
+        src, f, comp = self.compressed()
+        # the largest record of the middle half: its flips far apart
+        i = max(range(len(comp) // 4, len(comp) * 3 // 4), key=lambda j: comp[j][2])
+        off, _, size = comp[i]
+        raw = bytearray(f.raw)
+        for k in range(8):
+            raw[off + 16 + (size - 24) * k // 8] ^= 1 << k
+        p = self.write('zflip.data', bytes(raw))
+        before = sample_times(self.script(self.write('zat.data', d.cut(f, off))).stdout)
+        r = self.script(p)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        got = sample_times(r.stdout)
+        # every sample before it; what a damaged block decoded to without
+        # an error (zstd has no checksum per block) may come out too
+        self.assertEqual(Counter(before) - Counter(got), Counter())
+        self.assertIn('%#x: couldn\'t decompress data' % off, r.stderr)
+        self.assertIn('records could not be parsed, first at offset %#x' % off, r.stderr)
+        self.assertGreaterEqual(self.stats(p)['unparsable records'], 1)
+        self.assertUpstreamReads(p, len(got))
+
+    def test_inject_pipe_damaged_feature(self):
+        """A pipe whose CPU_TOPOLOGY and CMDLINE feature events have a
+        flipped bit in their counts: perf inject copied them, and
+        perf-upstream refused its output (processing failed, 0 samples).
+        They are dropped and counted; the output reads whole."""
+        src, f, comp = self.compressed()
+        orig = sample_times(self.script(src).stdout)
+        pipe = os.path.join(self.tmp, 'z.pipe')
+        with open(pipe, 'wb') as out:
+            r = subprocess.run([PERF, 'inject', '-i', src, '-o', '-'], stdout=out,
+                               stderr=subprocess.PIPE)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        pf = d.PerfFile(pipe)
+        feats = {d.struct.unpack_from('<Q', pf.raw, o + 8)[0]: o
+                 for o, t, _ in pf.events if t == d.HEADER_FEATURE}
+        raw = bytearray(pf.raw)
+        raw[feats[13] + 16 + 3] ^= 0x40         # CPU_TOPOLOGY: nr of core siblings
+        raw[feats[11] + 16 + 2] ^= 0x10         # CMDLINE: nr of arguments
+        p = self.write('zfeat.pipe', bytes(raw))
+        self.assertEqual(sample_times(self.script(p, pipe=True).stdout), orig)
+        if os.path.exists(UPSTREAM):
+            self.assertEqual(sample_times(self.script(p, perf=UPSTREAM, pipe=True).stdout), [])
+        for out in ('file', 'pipe'):
+            o = os.path.join(self.tmp, 'zfeat.inj.' + out)
+            with open(p, 'rb') as stdin, open(o if out == 'pipe' else os.devnull, 'wb') as so:
+                r = subprocess.run([PERF, 'inject', '-i', '-', '-o',
+                                    '-' if out == 'pipe' else o],
+                                   stdin=stdin, stdout=so, stderr=subprocess.PIPE,
+                                   text=True)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            self.assertIn('2 records could not be parsed', r.stderr)
+            for perf in (PERF, UPSTREAM):
+                if os.path.exists(perf):
+                    r = self.script(o, perf=perf, pipe=out == 'pipe')
+                    self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+                    self.assertEqual(sample_times(r.stdout), orig, (perf, out))
 
 if __name__ == '__main__':
     unittest.main()
