@@ -629,8 +629,8 @@ class Damaged(common.PerfTestCase):
             r = self.script(p)
             self.assertEqual(r.returncode, 0, r.stderr[-2000:])
             self.assertEqual(sorted(sample_times(r.stdout)), sorted(before), name)
-            self.assertIn('%s: compressed records but no HEADER_COMPRESSED (file cut before '
-                          'its features?): decompressing them as Zstd' % p, r.stderr)
+            self.assertIn('%s: no HEADER_COMPRESSED (file cut?): decompressing as Zstd' % p,
+                          r.stderr)
             self.assertEqual(self.stats(p)['partial last event'], 1)
             if os.path.exists(UPSTREAM):
                 self.assertEqual(sample_times(self.script(p, perf=UPSTREAM).stdout), [])
