@@ -15,10 +15,10 @@ import unittest
 import common
 
 FUZZ_DIR = os.path.join(common.TOP, 'fuzz')
-TARGETS = ['deferred-stream', 'sframe-decode', 'perf-data']
+TARGETS = ['deferred-stream', 'sframe-decode', 'perf-data', 'elf-symbols']
 # perf-data takes a whole perf.data file per input (about 250 a second):
 # its corpus is replayed, not fuzzed, here.
-SMOKE_TARGETS = ['deferred-stream', 'sframe-decode']
+SMOKE_TARGETS = ['deferred-stream', 'sframe-decode', 'elf-symbols']
 SMOKE_TIME = int(os.environ.get('FUZZ_SMOKE_TIME', '60'))
 ENV = {
     'ASAN_OPTIONS': 'detect_leaks=1:allocator_may_return_null=1',
