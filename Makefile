@@ -140,7 +140,7 @@ FUZZ_INC	:= -I$(TREE)/tools/perf -I$(TREE)/tools/perf/util -I$(TREE)/tools \
 		   -I$(TREE)/tools/lib/perf/include -I$(TREE)/tools/lib -D_GNU_SOURCE
 # The targets see perf's headers with the same HAVE_* as the libraries.
 FUZZ_HAVE	= $$(grep -o -- '-DHAVE_[A-Z0-9_]*' $(FUZZ_OUT)/util/.evsel.o.cmd | sort -u)
-FUZZ_TARGETS	:= deferred-stream sframe-decode perf-data
+FUZZ_TARGETS	:= deferred-stream sframe-decode perf-data elf-symbols
 
 fuzz: tree
 	mkdir -p $(FUZZ_OUT) $(B)/bin

@@ -18,7 +18,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
-from perf_abi import FINISHED_ROUND, HEADER_ATTR, HEADER_FEATURE, SAMPLE  # noqa: E402
+from perf_abi import FINISHED_ROUND, HEADER_ATTR, HEADER_FEATURE, MMAP2, SAMPLE  # noqa: E402
 from perfdata_reader import Recording, sample_fields  # noqa: E402
 
 HDR_SIZE = 104
@@ -172,3 +172,34 @@ def truncated_records(f, events, keep=16):
         for o in range(off + keep, off + size, 8):
             struct.pack_into('<IHH', raw, o, FINISHED_ROUND, 0, 8)
     return bytes(raw)
+
+
+def mmap2_filename_bit(f, name, byte, bit):
+    """The file with one bit flipped in the file name of the MMAP2 records
+    of name (bytes): (raw, the damaged name)."""
+    raw = bytearray(f.raw)
+    new = None
+    for off, typ, size in f.events:
+        if typ != MMAP2:
+            continue
+        i = f.raw.find(name + b'\0', off + 8, off + size)
+        if i < 0:
+            continue
+        raw[i + byte] ^= 1 << bit
+        new = bytes(raw[i:i + len(name)])
+    assert new is not None, name
+    return bytes(raw), new
+
+
+HEADER_DIR_FORMAT, HEADER_COMPRESSED = 24, 27
+COMPRESSED, COMPRESSED2 = 81, 83
+
+
+def feature_section(f, feat):
+    """(offset, size) of the file's feature section feat (HEADER_*), from
+    the table after the data that has one entry per bit of the header's
+    feature bitmap."""
+    bits = int.from_bytes(f.raw[72:104], 'little')
+    assert bits & (1 << feat), feat
+    n = bin(bits & ((1 << feat) - 1)).count('1')
+    return struct.unpack_from('<QQ', f.raw, f.data_end + 16 * n)

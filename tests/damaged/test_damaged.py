@@ -9,6 +9,7 @@ loses the framing.  Each test checks which samples come out, the warning,
 the exit status and the perf report --stats counters (docs/robustness.md).
 """
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -489,6 +490,234 @@ class Damaged(common.PerfTestCase):
         self.assertIn('partial report', rep.stdout)
         self.assertEqual(self.stats(p)['stopped on an error'], 1)
         self.assertUpstreamReads(p, len(sample_times(r.stdout)))
+
+    # --- damaged metadata: the DSO's image ------------------------------
+
+    def test_mmap2_name_bit_debuginfo_image(self):
+        """One flipped bit in the workload's MMAP2 file name ("/in/workload"
+        to "/in/workloae"), and a debuginfo-only copy of the workload under
+        that name (a debug directory has such files): perf takes it as the
+        DSO's image, its build-id matching.  Its .plt and .plt.got are
+        SHT_NOBITS; the PLT synthesis read them (elf_getdata(): d_buf NULL):
+        SIGSEGV in dso__synthesize_plt_symbols() <- dso__load() <-
+        map__find_symbol(), upstream as before.  A debuginfo file is not an
+        image: its program headers' file offsets are not the DSO's, its
+        symbols would land at wrong addresses.  Now it is not taken as one:
+        the report is the intact file's without an image of the workload
+        (and no PLT is read from a section without data)."""
+        f = d.PerfFile(DEFER_ST)
+        raw, name = d.mmap2_filename_bit(f, b'/in/workload', 11, 0)
+        self.assertEqual(name, b'/in/workloae')
+        p = self.write('name-bit.data', raw)
+        symfs = os.path.join(self.tmp, 'symfs')
+        os.makedirs(os.path.join(symfs, 'in'), exist_ok=True)
+        common.run(['objcopy', '--only-keep-debug', os.path.join(common.REAL, 'workload'),
+                    os.path.join(symfs, 'in', 'workloae')])
+        bid = os.path.join(self.tmp, 'name-bit-buildid')
+        os.makedirs(bid, exist_ok=True)
+        cmd = ['--buildid-dir', bid, 'report', '--symfs', symfs, '-i', p, '--stdio',
+               '--no-children', '-g', 'none', '--sort', 'dso,sym']
+        r = common.run([PERF] + cmd, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        # what the intact file gives without any image of the workload
+        nosymfs = os.path.join(self.tmp, 'no-symfs')
+        os.makedirs(nosymfs, exist_ok=True)
+        intact = common.run([PERF, '--buildid-dir', bid, 'report', '--symfs', nosymfs,
+                             '-i', DEFER_ST] + cmd[7:])
+        self.assertEqual(perf_report.body_lines(r.stdout),
+                         [x.replace('workload', 'workloae')
+                          for x in perf_report.body_lines(intact.stdout)])
+        self.assertIn('workloae', r.stdout)
+        if os.path.exists(UPSTREAM):
+            r = common.run([UPSTREAM] + cmd, check=False)
+            self.assertEqual(r.returncode, -11, 'perf-upstream no longer crashes: %d' %
+                             r.returncode)
+
+    # --- damaged metadata: directories and compressed data ---------------
+
+    def recording(self, name, opts, period='100000'):
+        """A recording of the workload made here by our perf with opts
+        (--threads: a directory; -z: compressed), once per class."""
+        cache = self.__class__.__dict__.get('_recordings')
+        if cache is None:
+            cache = self.__class__._recordings = {}
+        if name not in cache:
+            out = os.path.join(self.tmp, name)
+            r = common.run([PERF, 'record', '-N', '-q', '-e', 'cpu-clock', '-c', period] +
+                           opts + ['-o', out, '--', os.path.join(common.REAL, 'workload'),
+                                   '-s', '1', '-t', '2'], check=False)
+            if r.returncode != 0:
+                self.skipTest('perf record %s: %s' % (' '.join(opts), r.stderr[-500:]))
+            cache[name] = out
+        return cache[name]
+
+    def copy_dir(self, src, name):
+        dst = os.path.join(self.tmp, name)
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(src, dst)
+        return dst
+
+    def test_dir_format_damaged(self):
+        """A --threads directory whose DIR_FORMAT version is garbage (or 0:
+        the "single file" version): upstream asserted (util/data.c:122,
+        exit 255) or read only the header's file (no sample, exit 0).  The
+        data.N files are found by name, with a warning."""
+        src = self.recording('threads.data', ['--threads'])
+        orig = sample_times(self.script(src).stdout)
+        self.assertGreater(len(orig), 0)
+        f = d.PerfFile(os.path.join(src, 'data'))
+        off, size = d.feature_section(f, d.HEADER_DIR_FORMAT)
+        self.assertEqual(size, 8)
+        for version, upstream_rc in ((0x3f00000000000001, 255), (0, 0)):
+            p = self.copy_dir(src, 'dirfmt-%x.data' % version)
+            self.write(os.path.join(p, 'data'), d.patch(f.raw, off, '<Q', version))
+            r = self.script(p)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            self.assertEqual(sample_times(r.stdout), orig)
+            self.assertIn('%s: DIR_FORMAT version %d (damaged?): reading data.N files' %
+                          (p, version), r.stderr)
+            if os.path.exists(UPSTREAM):
+                r = self.script(p, perf=UPSTREAM)
+                self.assertEqual((r.returncode, sample_times(r.stdout)), (upstream_rc, []))
+            self.assertUpstreamReads(p, len(orig))
+
+    def test_inject_threads_dir(self):
+        """perf inject of an undamaged --threads directory: has_kcore_dir()
+        took any directory for one with kcore_dir (its strncmp() test
+        inverted), so the output was a directory of one file, "Failed to
+        copy kcore", and the DIR_FORMAT it kept made every perf refuse it.
+        Now one file, without DIR_FORMAT, that perf-upstream reads whole."""
+        src = self.recording('threads.data', ['--threads'])
+        orig = sample_times(self.script(src).stdout)
+        out = os.path.join(self.tmp, 'threads.inj')
+        r = common.run([PERF, 'inject', '-i', src, '-o', out], check=False)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertNotIn('kcore', r.stderr)
+        self.assertTrue(os.path.isfile(out))
+        for perf in (PERF, UPSTREAM):
+            if os.path.exists(perf):
+                r = self.script(out, perf=perf)
+                self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+                self.assertEqual(sorted(sample_times(r.stdout)), sorted(orig), perf)
+
+    def compressed(self):
+        """A -z recording with small ring buffers (-m 8): tens of
+        COMPRESSED2 records, one zstd frame."""
+        src = self.recording('z.data', ['-z', '-m', '8'], period='20000')
+        f = d.PerfFile(src)
+        comp = [e for e in f.events if e[1] == d.COMPRESSED2]
+        self.assertGreater(len(comp), 8)
+        return src, f, comp
+
+    def test_compressed_cut(self):
+        """A -z recording cut inside a COMPRESSED2 payload, or perf record
+        killed there: HEADER_COMPRESSED was never written (features come
+        last), so nothing was decompressed (0 samples; upstream
+        "incompatible file format" for the cut copy).  zstd frames
+        describe themselves: every payload before the cut is read."""
+        src, f, comp = self.compressed()
+        orig = sample_times(self.script(src).stdout)
+        off, _, size = comp[len(comp) // 2]
+        # what the records before the cut hold: the copy cut at its start
+        before = sample_times(self.script(self.write('zat.data', d.cut(f, off))).stdout)
+        self.assertGreater(len(before), 0)
+        self.assertLess(len(before), len(orig))
+        self.assertEqual(Counter(before) - Counter(orig), Counter())
+        for name, raw in (('zcut.data', d.cut(f, off + size // 2)),
+                          ('zkilled.data', d.killed(f, off + size // 2))):
+            p = self.write(name, raw)
+            r = self.script(p)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            self.assertEqual(sorted(sample_times(r.stdout)), sorted(before), name)
+            self.assertIn('%s: no HEADER_COMPRESSED (file cut?): decompressing as Zstd' % p,
+                          r.stderr)
+            self.assertEqual(self.stats(p)['partial last event'], 1)
+            if os.path.exists(UPSTREAM):
+                self.assertEqual(sample_times(self.script(p, perf=UPSTREAM).stdout), [])
+            self.assertUpstreamReads(p, len(before))
+
+    def test_compressed_data_size(self):
+        """A damaged data_size in a COMPRESSED2 record (larger than the
+        record, or smaller than its payload by more than the padding): the
+        record was not decompressed, and with it the rest of the zstd
+        frame.  Bounded by the record, every sample comes out."""
+        src, f, comp = self.compressed()
+        orig = sample_times(self.script(src).stdout)
+        off, _, size = comp[len(comp) // 3]
+        data_size = d.struct.unpack_from('<Q', f.raw, off + 8)[0]
+        for bad in (data_size + 1000, max(data_size - 100, 0), 1 << 40):
+            p = self.write('zds-%d.data' % bad, d.patch(f.raw, off + 8, '<Q', bad))
+            r = self.script(p)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            self.assertEqual(sample_times(r.stdout), orig)
+            self.assertIn('%#x: COMPRESSED2 data_size %d not in %d bytes: %d' %
+                          (off, bad, size - 16, data_size), r.stderr)
+            self.assertUpstreamReads(p, len(orig))
+
+    def test_compressed_payload_damaged(self):
+        """8 flipped bits in one COMPRESSED2 payload: the record does not
+        decompress; it is skipped, and so are the records after it in the
+        same zstd frame (perf record flushes, never ends, its frame: they
+        need the lost history), each counted and named by offset; what came
+        before comes out, exit 0 (upstream: exit 255).  perf inject writes
+        the events it decompressed, never the damaged record (it copied
+        it: perf-upstream read nothing of its output)."""
+        src, f, comp = self.compressed()
+        # the largest record of the middle half: its flips far apart
+        i = max(range(len(comp) // 4, len(comp) * 3 // 4), key=lambda j: comp[j][2])
+        off, _, size = comp[i]
+        raw = bytearray(f.raw)
+        for k in range(8):
+            raw[off + 16 + (size - 24) * k // 8] ^= 1 << k
+        p = self.write('zflip.data', bytes(raw))
+        before = sample_times(self.script(self.write('zat.data', d.cut(f, off))).stdout)
+        r = self.script(p)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        got = sample_times(r.stdout)
+        # every sample before it; what a damaged block decoded to without
+        # an error (zstd has no checksum per block) may come out too
+        self.assertEqual(Counter(before) - Counter(got), Counter())
+        self.assertIn('%#x: couldn\'t decompress data' % off, r.stderr)
+        self.assertIn('records could not be parsed, first at offset %#x' % off, r.stderr)
+        self.assertGreaterEqual(self.stats(p)['unparsable records'], 1)
+        self.assertUpstreamReads(p, len(got))
+
+    def test_inject_pipe_damaged_feature(self):
+        """A pipe whose CPU_TOPOLOGY and CMDLINE feature events have a
+        flipped bit in their counts: perf inject copied them, and
+        perf-upstream refused its output (processing failed, 0 samples).
+        They are dropped and counted; the output reads whole."""
+        src, f, comp = self.compressed()
+        orig = sample_times(self.script(src).stdout)
+        pipe = os.path.join(self.tmp, 'z.pipe')
+        with open(pipe, 'wb') as out:
+            r = subprocess.run([PERF, 'inject', '-i', src, '-o', '-'], stdout=out,
+                               stderr=subprocess.PIPE)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        pf = d.PerfFile(pipe)
+        feats = {d.struct.unpack_from('<Q', pf.raw, o + 8)[0]: o
+                 for o, t, _ in pf.events if t == d.HEADER_FEATURE}
+        raw = bytearray(pf.raw)
+        raw[feats[13] + 16 + 3] ^= 0x40         # CPU_TOPOLOGY: nr of core siblings
+        raw[feats[11] + 16 + 2] ^= 0x10         # CMDLINE: nr of arguments
+        p = self.write('zfeat.pipe', bytes(raw))
+        self.assertEqual(sample_times(self.script(p, pipe=True).stdout), orig)
+        if os.path.exists(UPSTREAM):
+            self.assertEqual(sample_times(self.script(p, perf=UPSTREAM, pipe=True).stdout), [])
+        for out in ('file', 'pipe'):
+            o = os.path.join(self.tmp, 'zfeat.inj.' + out)
+            with open(p, 'rb') as stdin, open(o if out == 'pipe' else os.devnull, 'wb') as so:
+                r = subprocess.run([PERF, 'inject', '-i', '-', '-o',
+                                    '-' if out == 'pipe' else o],
+                                   stdin=stdin, stdout=so, stderr=subprocess.PIPE,
+                                   text=True)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            self.assertIn('2 records could not be parsed', r.stderr)
+            for perf in (PERF, UPSTREAM):
+                if os.path.exists(perf):
+                    r = self.script(o, perf=perf, pipe=out == 'pipe')
+                    self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+                    self.assertEqual(sample_times(r.stdout), orig, (perf, out))
 
 if __name__ == '__main__':
     unittest.main()
