@@ -120,6 +120,28 @@ def cut_in_table(f, entries):
     return f.raw[:f.entry(entries)]
 
 
+def attr_damage(f):
+    """(name, damaged copy) for each kind of damage to the attrs section:
+    the header's attr_size, attrs offset and size, the first attr's size
+    field, its ids section's offset and size."""
+    raw, hdr = f.raw, f.attrs_off
+    sz = struct.unpack_from('<I', raw, hdr + 4)[0]
+    ids_off, ids_size = struct.unpack_from('<QQ', raw, hdr + sz)
+    yield 'attr_size+8', patch(raw, 16, '<Q', f.attr_size + 8)
+    yield 'attr_size=144', patch(raw, 16, '<Q', 144)
+    yield 'attr_size=0', patch(raw, 16, '<Q', 0)
+    yield 'attrs_off+8', patch(raw, 24, '<Q', f.attrs_off + 8)
+    yield 'attrs_off=0', patch(raw, 24, '<Q', 0)
+    yield 'attrs_size+attr', patch(raw, 32, '<Q', f.attrs_size + f.attr_size)
+    yield 'attrs_size=8', patch(raw, 32, '<Q', 8)
+    yield 'attr.size=0x1234', patch(raw, hdr + 4, '<I', 0x1234)
+    yield 'ids_off+8', patch(raw, hdr + sz, '<Q', ids_off + 8)
+    yield 'ids_off=2^40', patch(raw, hdr + sz, '<Q', 1 << 40)
+    yield 'ids_size=0', patch(raw, hdr + sz + 8, '<Q', 0)
+    yield 'ids_size=7', patch(raw, hdr + sz + 8, '<Q', 7)
+    yield 'ids_size=2^30', patch(raw, hdr + sz + 8, '<Q', 1 << 30)
+
+
 class Metadata(common.PerfTestCase):
     def write(self, name, raw):
         p = os.path.join(self.tmp, name)
@@ -277,6 +299,42 @@ class Metadata(common.PerfTestCase):
                                   r'file \(%#x\): reading the data without its feature '
                                   r'sections' % (f.feat_off, len(raw) + 8), damaged=None)
                 self.assertEqual(self.damaged_stats(p)['damaged features'], len(f.bits))
+
+    def test_attrs(self):
+        """A wrong attr_size, attrs offset or size, attr size field or ids
+        section (upstream: "incompatible file format", or 0-50% of the
+        samples): the attrs are found where perf record lays them out,
+        between the ids and the data, and every sample is read."""
+        for src in FILES:
+            f = FeatFile(src)
+            nr = f.attrs_size // f.attr_size
+            for name, raw in attr_damage(f):
+                p, r = self.check(src, 'attrs.data', raw,
+                                  r'its attrs are %d of 144 bytes at %#x' % (nr, f.attrs_off),
+                                  damaged=0, upstream_fails=False)
+                self.assertEqual(self.damaged_stats(p)['attrs found by layout'], 1, name)
+                ru = self.script(p, perf=UPSTREAM)
+                if name != 'attr_size=144':     # upstream reads that one
+                    self.assertLess(len(self.samples(ru.stdout)),
+                                    len(self.original(src)), (src, name))
+
+    def test_inject_reads_in_upstream(self):
+        """perf inject of a file with damaged metadata writes only what it
+        understood: pristine perf reads every sample of its output."""
+        src = FILES[2]
+        f = FeatFile(src)
+        for name, raw in (('cmdline', garbage_section(f, HEADER_CMDLINE)),
+                          ('bit', spurious_bit(f, HEADER_BRANCH_STACK)),
+                          ('cut', cut_in_table(f, 3)),
+                          ('attrs', patch(f.raw, 24, '<Q', 0))):
+            p = self.write('inj-%s.data' % name, raw)
+            out = p + '.out'
+            r = common.run([PERF, 'inject', '-i', p, '-o', out], check=False)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            if os.path.exists(UPSTREAM):
+                ru = self.script(out, perf=UPSTREAM)
+                self.assertEqual(ru.returncode, 0, ru.stderr[-2000:])
+                self.assertEqual(self.samples(ru.stdout), self.original(src), name)
 
 
 def header_body(out):
