@@ -1,0 +1,348 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Damaged metadata around the data section: the data is still read.
+
+A perf.data file's feature sections (HEADER_CMDLINE, HEADER_NRCPUS, ...)
+are optional metadata: perf record writes a table of (offset, size), one
+entry per bit of the header's feature bitmap, in bit order, right after the
+data, then the sections one after the other to the end of the file.  A
+damaged section, an entry pointing past the end, a bitmap bit without a
+section (or a section without a bit), a file cut inside the table: perf
+upstream 7.2.13 refuses the whole file ("incompatible file format", 0
+samples).  Ours skips what is damaged with a warning naming it, counts it
+("damaged features" in perf report --stats) and reads every sample.
+
+The damage helpers are here (tests/damaged/damage.py has the data-section
+ones); docs/robustness.md has a row per kind.
+"""
+import os
+import random
+import struct
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
+sys.path.insert(0, os.path.dirname(__file__))
+import common                                   # noqa: E402
+import perf_counters                            # noqa: E402
+import perf_script                              # noqa: E402
+from perf_abi import HEADER_CMDLINE, HEADER_NRCPUS  # noqa: E402
+
+PERF = common.PERF
+UPSTREAM = common.PERF_UPSTREAM
+GUEST = common.GUEST_FIXTURES
+
+HEADER_TRACING_DATA = 1
+HEADER_BUILD_ID = 2
+HEADER_CPU_TOPOLOGY = 13
+HEADER_BRANCH_STACK = 15
+HEADER_PMU_MAPPINGS = 16
+HEADER_GROUP_DESC = 17
+HEADER_DIR_FORMAT = 24
+HEADER_COMPRESSED = 27
+
+# The recordings damaged: one event, two, -a (tracepoints), deferred or not.
+FILES = [os.path.join(common.REAL, 'defer-st.data'),
+         os.path.join(GUEST, 'mt-defer.data'),
+         os.path.join(GUEST, 'two-defer.data'),
+         os.path.join(GUEST, 'sys-defer.data')]
+
+
+class FeatFile:
+    """A perf.data file's header, feature bitmap and feature table."""
+
+    def __init__(self, path):
+        with open(path, 'rb') as f:
+            self.raw = f.read()
+        assert self.raw[:8] == b'PERFILE2'
+        (self.size, self.attr_size, self.attrs_off, self.attrs_size,
+         self.data_off, self.data_size) = struct.unpack_from('<6Q', self.raw, 8)
+        bitmap = int.from_bytes(self.raw[72:104], 'little')
+        self.bits = [b for b in range(256) if bitmap >> b & 1]
+        self.feat_off = self.data_off + self.data_size
+        self.sections = {b: struct.unpack_from('<QQ', self.raw, self.entry(i))
+                         for i, b in enumerate(self.bits)}
+
+    def entry(self, i):
+        """File offset of the table's i-th entry."""
+        return self.feat_off + 16 * i
+
+    def entry_of(self, feat):
+        return self.entry(self.bits.index(feat))
+
+    def with_bitmap(self, bits):
+        raw = bytearray(self.raw)
+        raw[72:104] = sum(1 << b for b in bits).to_bytes(32, 'little')
+        return bytes(raw)
+
+
+def patch(raw, off, fmt, *vals):
+    b = bytearray(raw)
+    struct.pack_into(fmt, b, off, *vals)
+    return bytes(b)
+
+
+def garbage_section(f, feat, seed=25):
+    """Section feat's bytes replaced by random bytes."""
+    off, size = f.sections[feat]
+    rnd = random.Random(seed)
+    return f.raw[:off] + bytes(rnd.randrange(256) for _ in range(size)) + f.raw[off + size:]
+
+
+def section_size(f, feat, size):
+    """Section feat's table entry says size bytes."""
+    return patch(f.raw, f.entry_of(feat) + 8, '<Q', size)
+
+
+def section_offset(f, feat, off):
+    """Section feat's table entry says it is at off."""
+    return patch(f.raw, f.entry_of(feat), '<Q', off)
+
+
+def section_u32(f, feat, at, val):
+    """The u32 at offset at of section feat set to val."""
+    return patch(f.raw, f.sections[feat][0] + at, '<I', val)
+
+
+def spurious_bit(f, feat):
+    """A bit set in the bitmap for a section the table does not have."""
+    assert feat not in f.bits
+    return f.with_bitmap(f.bits + [feat])
+
+
+def lost_bit(f, feat):
+    """A section of the table whose bit is cleared in the bitmap."""
+    return f.with_bitmap([b for b in f.bits if b != feat])
+
+
+def cut_in_table(f, entries):
+    """The file cut after entries entries of the feature table."""
+    return f.raw[:f.entry(entries)]
+
+
+def attr_damage(f):
+    """(name, damaged copy) for each kind of damage to the attrs section:
+    the header's attr_size, attrs offset and size, the first attr's size
+    field, its ids section's offset and size."""
+    raw, hdr = f.raw, f.attrs_off
+    sz = struct.unpack_from('<I', raw, hdr + 4)[0]
+    ids_off, ids_size = struct.unpack_from('<QQ', raw, hdr + sz)
+    yield 'attr_size+8', patch(raw, 16, '<Q', f.attr_size + 8)
+    yield 'attr_size=144', patch(raw, 16, '<Q', 144)
+    yield 'attr_size=0', patch(raw, 16, '<Q', 0)
+    yield 'attrs_off+8', patch(raw, 24, '<Q', f.attrs_off + 8)
+    yield 'attrs_off=0', patch(raw, 24, '<Q', 0)
+    yield 'attrs_size+attr', patch(raw, 32, '<Q', f.attrs_size + f.attr_size)
+    yield 'attrs_size=8', patch(raw, 32, '<Q', 8)
+    yield 'attr.size=0x1234', patch(raw, hdr + 4, '<I', 0x1234)
+    yield 'ids_off+8', patch(raw, hdr + sz, '<Q', ids_off + 8)
+    yield 'ids_off=2^40', patch(raw, hdr + sz, '<Q', 1 << 40)
+    yield 'ids_size=0', patch(raw, hdr + sz + 8, '<Q', 0)
+    yield 'ids_size=7', patch(raw, hdr + sz + 8, '<Q', 7)
+    yield 'ids_size=2^30', patch(raw, hdr + sz + 8, '<Q', 1 << 30)
+
+
+class Metadata(common.PerfTestCase):
+    def write(self, name, raw):
+        p = os.path.join(self.tmp, name)
+        with open(p, 'wb') as out:
+            out.write(raw)
+        return p
+
+    def script(self, path, perf=PERF):
+        r = common.run([perf, 'script', '-i', path, '-F', 'tid,time,event'], check=False)
+        self.assertGreaterEqual(r.returncode, 0, '%s killed by signal %d:\n%s' %
+                                (perf, -r.returncode, r.stderr[-2000:]))
+        return r
+
+    def samples(self, out):
+        return [(s.tid, s.time, s.event)
+                for s in perf_script.samples(out, 'tid,time,event')]
+
+    def original(self, src):
+        if not hasattr(self, '_orig'):
+            self._orig = {}
+        if src not in self._orig:
+            r = self.script(src)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self._orig[src] = self.samples(r.stdout)
+        return self._orig[src]
+
+    def damaged_stats(self, path):
+        r = common.run([PERF, 'report', '-i', path, '--stats'], check=False)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        return perf_counters.block(r.stdout, 'Damaged input')
+
+    def check(self, src, name, raw, warning, damaged=1, upstream_fails=True, report=False):
+        """Every sample of src comes out of the damaged copy raw, exit 0,
+        with the warning (a regex) and damaged features counted; the
+        headers (and with report, perf report) print without an error."""
+        p = self.write(name, raw)
+        r = self.script(p)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertEqual(self.samples(r.stdout), self.original(src), name)
+        self.assertRegex(r.stderr, warning)
+        self.assertNotIn('incompatible file format', r.stderr)
+        if damaged is not None:
+            self.assertEqual(self.damaged_stats(p)['damaged features'], damaged, name)
+        views = [['report', '--header-only', '-I'], ['script', '--header-only']]
+        if report:
+            views.append(['report', '--stdio', '--header', '-g', 'none'])
+        for args in views:
+            rr = common.run([PERF] + args + ['-i', p], check=False)
+            self.assertEqual(rr.returncode, 0, '%s: %s' % (args, rr.stderr[-2000:]))
+        if upstream_fails and os.path.exists(UPSTREAM):
+            ru = self.script(p, perf=UPSTREAM)
+            self.assertEqual(self.samples(ru.stdout), [], 'upstream reads %s now?' % name)
+        return p, r
+
+    def test_garbage_cmdline(self):
+        """HEADER_CMDLINE's bytes replaced by garbage: skipped, named."""
+        for src in FILES:
+            f = FeatFile(src)
+            off, size = f.sections[HEADER_CMDLINE]
+            self.check(src, 'cmdline.data', garbage_section(f, HEADER_CMDLINE),
+                       r'feature section CMDLINE \(at %#x, %d bytes\) does not parse: skipped'
+                       % (off, size), report=True)
+
+    def test_nrcpus_size_zero(self):
+        """HEADER_NRCPUS with size 0: skipped; the CPU count comes from the
+        samples' cpu field; CPU_TOPOLOGY, which needs it, is skipped too."""
+        for src in FILES:
+            f = FeatFile(src)
+            p, r = self.check(src, 'nrcpus0.data', section_size(f, HEADER_NRCPUS, 0),
+                              r'feature section NRCPUS \(at %#x, 0 bytes\) does not parse'
+                              % f.sections[HEADER_NRCPUS][0], damaged=None, report=True)
+            self.assertRegex(r.stderr, r'CPU_TOPOLOGY \(at 0x[0-9a-f]+, \d+ bytes\) needs the '
+                             r'CPU count \(NRCPUS\): skipped')
+            st = self.damaged_stats(p)
+            self.assertGreaterEqual(st['damaged features'], 2)
+            if 'sys-' in src or 'mt-' in src:     # the others' samples have no cpu
+                self.assertRegex(r.stderr, r'has no CPU count: \d+ CPUs, from the samples')
+                self.assertGreaterEqual(st['CPUs from the samples'], 1)
+
+    def test_absurd_cpu_topology(self):
+        """CPU_TOPOLOGY claiming 2^24 sibling cores: skipped; perf report
+        -I prints the rest of the header."""
+        for src in FILES:
+            f = FeatFile(src)
+            self.check(src, 'topo.data', section_u32(f, HEADER_CPU_TOPOLOGY, 0, 1 << 24),
+                       r'feature section CPU_TOPOLOGY \(at 0x[0-9a-f]+, \d+ bytes\) '
+                       r'does not parse: skipped')
+
+    def test_offset_past_end(self):
+        """Each feature's offset past the end of the file in turn: that one
+        is skipped, the others and the data are read."""
+        src = FILES[1]
+        f = FeatFile(src)
+        for feat in f.bits:
+            past = len(f.raw) + 4096
+            p, _ = self.check(src, 'past-%d.data' % feat, section_offset(f, feat, past),
+                              r'feature section \S+ \(at %#x, %d bytes\) runs past the end '
+                              r'of the file: skipped' % (past, f.sections[feat][1]),
+                              damaged=None)
+            # Those sized by the CPU count go with NRCPUS.
+            self.assertEqual(self.damaged_stats(p)['damaged features'],
+                             3 if feat == HEADER_NRCPUS else 1, feat)
+
+    def test_spurious_bit(self):
+        """A bitmap bit for a section the table does not have (a flipped
+        bit): the table's sections chain one short of the bits, the bit
+        whose section would not fit is dropped, every other feature reads
+        its own section."""
+        for src in FILES:
+            f = FeatFile(src)
+            for feat in (HEADER_TRACING_DATA, HEADER_BUILD_ID, HEADER_BRANCH_STACK,
+                         HEADER_DIR_FORMAT, HEADER_COMPRESSED, 200):
+                if feat in f.bits:
+                    continue
+                p, r = self.check(src, 'bit-%d.data' % feat, spurious_bit(f, feat),
+                                  r'the feature bitmap has %d bits, its table %d sections'
+                                  % (len(f.bits) + 1, len(f.bits)), damaged=None,
+                                  upstream_fails=feat < 64)
+                self.assertRegex(r.stderr, r'feature section \S+ is in the bitmap, not in '
+                                 r'the table: skipped')
+                # The header reads as the intact file's.
+                want = common.run([PERF, 'report', '--header-only', '-i', src]).stdout
+                got = common.run([PERF, 'report', '--header-only', '-i', p]).stdout
+                self.assertEqual(header_body(got), header_body(want), feat)
+
+    def test_lost_bit(self):
+        """A section whose bit was cleared: the section is ignored, the
+        features around it read their own."""
+        src = FILES[1]
+        f = FeatFile(src)
+        for feat in (HEADER_CMDLINE, HEADER_PMU_MAPPINGS, f.bits[-1]):
+            p, r = self.check(src, 'lost-%d.data' % feat, lost_bit(f, feat),
+                              r'the feature bitmap has %d bits, its table %d sections'
+                              % (len(f.bits) - 1, len(f.bits)), damaged=None,
+                              upstream_fails=False)
+            want = common.run([PERF, 'report', '--header-only', '-i', src]).stdout
+            got = common.run([PERF, 'report', '--header-only', '-i', p]).stdout
+            want = [ln for ln in header_body(want) if not ln.startswith('# missing')]
+            got = [ln for ln in header_body(got) if not ln.startswith('# missing')]
+            self.assertLessEqual(len(set(want) - set(got)), 2, feat)
+        # HOSTNAME's bit: the string sections after it all fit each other's
+        # place: those that cannot be told apart are skipped.
+        p, r = self.check(src, 'lost-host.data', lost_bit(f, f.bits[0]), 'cannot be told '
+                          'from its neighbours', damaged=None, upstream_fails=False)
+
+    def test_cut_in_table(self):
+        """A file cut inside its feature table (perf record killed while
+        writing its features): the data is read without them."""
+        for src in FILES:
+            f = FeatFile(src)
+            for n in (0, 1, len(f.bits) // 2, len(f.bits) - 1):
+                raw = cut_in_table(f, n)
+                p, r = self.check(src, 'cut-table-%d.data' % n, raw + b'\0' * 8,
+                                  r'the feature table at %#x is cut off by the end of the '
+                                  r'file \(%#x\): reading the data without its feature '
+                                  r'sections' % (f.feat_off, len(raw) + 8), damaged=None)
+                self.assertEqual(self.damaged_stats(p)['damaged features'], len(f.bits))
+
+    def test_attrs(self):
+        """A wrong attr_size, attrs offset or size, attr size field or ids
+        section (upstream: "incompatible file format", or 0-50% of the
+        samples): the attrs are found where perf record lays them out,
+        between the ids and the data, and every sample is read."""
+        for src in FILES:
+            f = FeatFile(src)
+            nr = f.attrs_size // f.attr_size
+            for name, raw in attr_damage(f):
+                p, r = self.check(src, 'attrs.data', raw,
+                                  r'its attrs are %d of 144 bytes at %#x' % (nr, f.attrs_off),
+                                  damaged=0, upstream_fails=False)
+                self.assertEqual(self.damaged_stats(p)['attrs found by layout'], 1, name)
+                ru = self.script(p, perf=UPSTREAM)
+                if name != 'attr_size=144':     # upstream reads that one
+                    self.assertLess(len(self.samples(ru.stdout)),
+                                    len(self.original(src)), (src, name))
+
+    def test_inject_reads_in_upstream(self):
+        """perf inject of a file with damaged metadata writes only what it
+        understood: pristine perf reads every sample of its output."""
+        src = FILES[2]
+        f = FeatFile(src)
+        for name, raw in (('cmdline', garbage_section(f, HEADER_CMDLINE)),
+                          ('bit', spurious_bit(f, HEADER_BRANCH_STACK)),
+                          ('cut', cut_in_table(f, 3)),
+                          ('attrs', patch(f.raw, 24, '<Q', 0))):
+            p = self.write('inj-%s.data' % name, raw)
+            out = p + '.out'
+            r = common.run([PERF, 'inject', '-i', p, '-o', out], check=False)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            if os.path.exists(UPSTREAM):
+                ru = self.script(out, perf=UPSTREAM)
+                self.assertEqual(ru.returncode, 0, ru.stderr[-2000:])
+                self.assertEqual(self.samples(ru.stdout), self.original(src), name)
+
+
+def header_body(out):
+    """perf report --header-only's lines that describe the recording (not
+    the file's time or the damage)."""
+    return [ln for ln in out.splitlines()
+            if ln.startswith('# ') and not ln.startswith(('# captured on', '# WARNING'))]
+
+
+if __name__ == '__main__':
+    unittest.main()
