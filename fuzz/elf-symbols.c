@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <linux/compiler.h>
 #include <linux/rbtree.h>
+#include <internal/lib.h>
 #include <perf/core.h>
 
 #include "util/config.h"
@@ -33,18 +34,6 @@ static void fail(const char *what, int err)
 {
 	fprintf(stderr, "elf-symbols: %s failed: %d\n", what, err);
 	abort();
-}
-
-static void write_all(int fd, const uint8_t *data, size_t size)
-{
-	while (size) {
-		ssize_t n = write(fd, data, size);
-
-		if (n <= 0)
-			fail("write", -errno);
-		data += n;
-		size -= n;
-	}
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -75,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = memfd_create("elf-symbols", 0);
 	if (fd < 0)
 		fail("memfd_create", -errno);
-	write_all(fd, data, size);
+	if (writen(fd, data, size) != (ssize_t)size)
+		fail("write", -errno);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 
 	dso = dso__new(path);

@@ -36,6 +36,7 @@
 #include <linux/err.h>
 #include <linux/kernel.h>
 #include <linux/perf_event.h>
+#include <internal/lib.h>
 #include <perf/core.h>
 
 #include "util/addr_location.h"
@@ -175,18 +176,6 @@ static bool is_pipe_header(const uint8_t *data, size_t size)
 	       hdr_size == bswap_64(sizeof(struct perf_pipe_file_header));
 }
 
-static void write_all(int fd, const uint8_t *data, size_t size)
-{
-	while (size) {
-		ssize_t n = write(fd, data, size);
-
-		if (n <= 0)
-			fail("write", -errno);
-		data += n;
-		size -= n;
-	}
-}
-
 /* The input as a file perf can open: a pipe's read end, or a memfd. */
 static int input_fd(const uint8_t *data, size_t size, bool *pipe_mode)
 {
@@ -199,14 +188,16 @@ static int input_fd(const uint8_t *data, size_t size, bool *pipe_mode)
 			fail("pipe", -errno);
 		if (size > 65536 && fcntl(fds[1], F_SETPIPE_SZ, PIPE_SIZE) < 0)
 			fail("F_SETPIPE_SZ", -errno);
-		write_all(fds[1], data, size);
+		if (writen(fds[1], data, size) != (ssize_t)size)
+			fail("write", -errno);
 		close(fds[1]);
 		return fds[0];
 	}
 	fd = memfd_create("perf-data", 0);
 	if (fd < 0)
 		fail("memfd_create", -errno);
-	write_all(fd, data, size);
+	if (writen(fd, data, size) != (ssize_t)size)
+		fail("write", -errno);
 	return fd;
 }
 
