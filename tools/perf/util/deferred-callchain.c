@@ -492,11 +492,19 @@ static int dc__resolve(struct deferred_callchain *dc, struct dc_entry *e,
 		if (e->exited)
 			dc->stats.exited++;
 	}
-	if (list_empty(&e->queue_node)) {
-		if (e->at_exec)
-			dc->stats.exec_late++;
-		else
-			dc->stats.delivered_late++;
+	if (list_empty(&e->queue_node) && e->at_exec) {
+		/*
+		 * The samples of an execve resolve in the maps the exec
+		 * brings (their record is the new program's _start): those
+		 * MMAPs came before this record, but may still be held
+		 * behind another waiting sample.  Back in the queue at the
+		 * record's place: out after them.
+		 */
+		dc->stats.exec_late++;
+		list_add_tail(&e->queue_node, &dc->queue);
+		dc->nr_queued++;
+	} else if (list_empty(&e->queue_node)) {
+		dc->stats.delivered_late++;
 		ret = dc_entry__deliver(dc, e);
 		dc_entry__free(dc, e);
 	}
@@ -804,8 +812,9 @@ static int dc__task_exec(struct deferred_callchain *dc, struct machine *machine,
 	 * The samples of the execve itself: their record is the new
 	 * program's (its _start, unwound on the way out of the execve), whose
 	 * addresses resolve only in the maps the exec brings, after this
-	 * COMM.  They leave the queue and go out with their record, after the
-	 * exec's MMAPs, with the new comm ("delivered with exec"): the rest
+	 * COMM.  They leave the queue and go back in at their record's
+	 * place (dc__resolve()), after the exec's MMAPs, with the new comm
+	 * ("delivered with exec"): the rest
 	 * keeps its order and the comm and maps of its time.  So do the
 	 * execve's samples that come later, until its record (dc__queue()).
 	 */
