@@ -669,6 +669,12 @@ class Damaged(common.PerfTestCase):
         raw = bytearray(f.raw)
         for k in range(8):
             raw[off + 16 + (size - 24) * k // 8] ^= 1 << k
+        # Flips in a block's contents may decode without an error (zstd
+        # has no checksum per block): the first block header's type
+        # (bits 1-2 of its first byte: a record after the first starts
+        # with one, perf record flushes whole blocks) made the reserved
+        # type 3, so that this record fails whatever it holds.
+        raw[off + 16] |= 0x06
         p = self.write('zflip.data', bytes(raw))
         before = sample_times(self.script(self.write('zat.data', d.cut(f, off))).stdout)
         r = self.script(p)
