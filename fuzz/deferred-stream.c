@@ -31,6 +31,7 @@
  *   [4] bit 0: no PERF_SAMPLE_TIME, bit 1: PERF_SAMPLE_ADDR
  *   [5] sample_stack_user / 64 (0: 256 bytes)
  *   [6] bit 0: a memory budget for waiting samples of [7] * 256 bytes
+ *       bit 1: live (config.live, as perf top)
  *   [7] see [6]
  *
  * Besides ASan/UBSan, the target checks what the stitcher promises: every
@@ -255,12 +256,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dc = deferred_callchain__new(evlist, &ops, &st);
 	if (!dc)
 		fail("out of memory", -ENOMEM);
+	/* Every field set: the defaults first, then what the input says. */
+	deferred_callchain_config__init(&config);
 	config.window_ns = s[1] ? s[1] * 1000000ULL : DEFERRED_CALLCHAIN_WINDOW_NS;
 	config.max_queue = s[2] ? s[2] : DEFERRED_CALLCHAIN_MAX_QUEUE;
 	config.max_pending = s[3] ? s[3] : DEFERRED_CALLCHAIN_MAX_PENDING;
 	/* A small memory budget now and then, so that it evicts too. */
 	config.max_pending_bytes = s[6] & 1 ? (u64)s[7] * 256 : DEFERRED_CALLCHAIN_MAX_PENDING_BYTES;
 	config.ordered = !(s[0] & 4);
+	/* perf top's holding, bounded by the window. */
+	config.live = !!(s[6] & 2);
 	st.ordered = config.ordered;
 	deferred_callchain__set_config(dc, &config);
 
