@@ -39,12 +39,6 @@ def sample_times(out):
 
 
 class Damaged(common.PerfTestCase):
-    def write(self, name, raw):
-        p = os.path.join(self.tmp, name)
-        with open(p, 'wb') as f:
-            f.write(raw)
-        return p
-
     def script(self, path, perf=PERF, pipe=False, fields='tid,time'):
         if pipe:
             with open(path, 'rb') as f:

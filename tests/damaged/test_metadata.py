@@ -143,12 +143,6 @@ def attr_damage(f):
 
 
 class Metadata(common.PerfTestCase):
-    def write(self, name, raw):
-        p = os.path.join(self.tmp, name)
-        with open(p, 'wb') as out:
-            out.write(raw)
-        return p
-
     def script(self, path, perf=PERF):
         r = common.run([perf, 'script', '-i', path, '-F', 'tid,time,event'], check=False)
         self.assertGreaterEqual(r.returncode, 0, '%s killed by signal %d:\n%s' %

@@ -78,6 +78,13 @@ class PerfTestCase(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix=cls.__name__.lower() + '-')
         cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
 
+    def write(self, name, raw):
+        """@raw (bytes) as the file @name in cls.tmp; its path."""
+        p = os.path.join(self.tmp, name)
+        with open(p, 'wb') as f:
+            f.write(raw)
+        return p
+
 
 # perf report's callchain views, every order and mode: the views a
 # deferred sample (stitched, late, fallen back, lost) must look right in.
