@@ -23,13 +23,13 @@
 #include "machine.h"
 #include "map.h"
 #include "maps.h"
+#include "util/perf_regs.h"
 #include "sample.h"
 #include "sframe.h"
 #include "sframe-build.h"
 #include "unwind-sframe.h"
 #include "tests.h"
 #include "thread.h"
-#include "../../arch/x86/include/uapi/asm/perf_regs.h"
 
 #define KIP	0xffffffff81000000ULL	/* kernel frames */
 #define UIP	0x0000555555550000ULL	/* user frames */
@@ -108,8 +108,8 @@ static int fixture__init(struct fixture *f, bool snapshot,
 
 	memset(f, 0, sizeof(*f));
 	if (snapshot) {
-		attr.sample_regs_user = (1ULL << PERF_REG_X86_BP) | (1ULL << PERF_REG_X86_SP) |
-					(1ULL << PERF_REG_X86_IP);
+		/* x86_64's BP, SP, IP: the samples below give them in that order. */
+		attr.sample_regs_user = perf_arch_fp_walk_regs(EM_X86_64);
 		attr.sample_stack_user = 256;
 	}
 	f->evlist = evlist__new();
