@@ -69,13 +69,35 @@ int sframe_walk__unwind(const struct sframe_abi *abi,
 			const struct sframe_stack *stack, sframe_row_fn row,
 			void *arg, enum sframe_stop *stop);
 
+/**
+ * sframe_walk__fp_abi - walk the frame pointer chain by @abi's frame row
+ * @abi: the ABI, whose fp_row says where a frame record keeps the RA and
+ *       the caller's FP
+ * @stack: the copied stack
+ * @sp: the SP of the frame to start from
+ * @fp: its FP, the address of the first frame record
+ * @ips: where to put the return addresses
+ * @max: room in @ips
+ * @is_code: if given, vets each return address (is it in code?)
+ * @arg: for @is_code
+ *
+ * Each step is sframe_walk__unwind()'s step with the ABI's frame pointer
+ * row, as kernel/unwind/user.c steps both with unwind_user_next_common():
+ * a record must lie in @stack at or above the SP, aligned, hold a non-zero
+ * return address that @is_code accepts, and link to one higher up.
+ *
+ * Return: how many return addresses were put in @ips; 0 also when @abi
+ * has no frame records to walk.
+ */
+int sframe_walk__fp_abi(const struct sframe_abi *abi,
+			const struct sframe_stack *stack, u64 sp, u64 fp,
+			u64 *ips, int max, bool (*is_code)(u64 ra, void *arg),
+			void *arg);
+
 /*
- * Follow the frame pointer chain from @bp, in a frame whose SP is @sp:
- * frame records of two words (the caller's FP, then the RA), as x86_64
- * and AArch64 make them.  At most @max return addresses into @ips, while
- * each record lies in @stack above the last, holds a non-zero return
- * address that @is_code (if given) accepts, and links to one higher up
- * the stack.  Returns how many.
+ * sframe_walk__fp_abi() with two-word frame records (the caller's FP,
+ * then the RA, as x86_64 and AArch64 make them) in the host's byte order,
+ * for callers that do not know the sample's ABI.  Returns how many.
  */
 int sframe_walk__fp(const struct sframe_stack *stack, u64 sp, u64 bp,
 		    u64 *ips, int max, bool (*is_code)(u64 ra, void *arg),

@@ -21,6 +21,7 @@ unsigned long sframe__nr_invalid;
 /* DWARF register numbers of the registers the ABIs' rows name. */
 #define DW_X86_64_FP	6
 #define DW_X86_64_SP	7
+#define DW_X86_64_RA	16	/* .eh_frame's RA column, no register */
 #define DW_AARCH64_FP	29
 #define DW_AARCH64_LR	30
 #define DW_AARCH64_SP	31
@@ -68,6 +69,21 @@ static u64 rd64(const u8 *p, bool swap)
 }
 
 /*
+ * Frame records of two words at FP, the caller's FP then the RA, as x86_64
+ * ("push %rbp; mov %rsp, %rbp") and AArch64 ("stp x29, x30, [sp, #-16]!;
+ * mov x29, sp") make them: the kernel's ARCH_INIT_USER_FP_FRAME(8).  On
+ * AArch64 the record need not sit at the top of its frame, so the CFA is
+ * that of the record, not the caller's SP; the walk never goes back from
+ * frame pointers to rows that would need it.
+ */
+#define SFRAME_FP_RECORD(fp_reg)						\
+	.fp_row = {								\
+		.cfa = { .kind = SFRAME_RULE_REG, .reg = (fp_reg), .offset = 16 },	\
+		.ra = { .kind = SFRAME_RULE_CFA, .offset = -8 },		\
+		.fp = { .kind = SFRAME_RULE_CFA, .offset = -16 },		\
+	}
+
+/*
  * What each ABI is, in one place (see struct sframe_abi): the FRE layout
  * the decoder reads, the registers and signal frame the walker follows.
  */
@@ -82,7 +98,8 @@ static u64 rd64(const u8 *p, bool swap)
 	.sig_ip = AARCH64_SIG_REGS + 32 * 8,				\
 	.sig_sp = AARCH64_SIG_REGS + 31 * 8,				\
 	.sig_fp = AARCH64_SIG_REGS + 29 * 8,				\
-	.sig_ra = AARCH64_SIG_REGS + 30 * 8
+	.sig_ra = AARCH64_SIG_REGS + 30 * 8,				\
+	.cfi_ra = DW_AARCH64_LR, SFRAME_FP_RECORD(DW_AARCH64_FP)
 
 static const struct sframe_abi sframe_abis[] = {
 	{
@@ -100,6 +117,7 @@ static const struct sframe_abi sframe_abis[] = {
 		.sig_ip = X86_64_SIG_MCONTEXT + 128,
 		.sig_sp = X86_64_SIG_MCONTEXT + 120,
 		.sig_fp = X86_64_SIG_MCONTEXT + 80,
+		.cfi_ra = DW_X86_64_RA, SFRAME_FP_RECORD(DW_X86_64_FP),
 	}, {
 		.id = SFRAME_ABI_S390X_ENDIAN_BIG, .name = "S390X (big endian)",
 		.elf_machine = EM_S390, .big_endian = true,
@@ -112,8 +130,13 @@ static const struct sframe_abi sframe_abis[] = {
 		.cfa_bias = 160, .cfa_scale = 8,
 		.sp = DW_S390X_SP, .fp = DW_S390X_FP, .ra = DW_S390X_RA,
 		/* the CFA is the caller's SP plus its 160-byte save area */
-		.cfa_to_sp = -160,
+		.cfa_to_sp = -160, .cfi_ra = DW_S390X_RA,
 		/* signal frames not described yet: walks stop there */
+		/*
+		 * r11 is a frame pointer, but frames link by the back chain
+		 * at the SP (-mbackchain) with the RA in the caller's save
+		 * area: no frame records, no frame pointer walk yet.
+		 */
 	},
 };
 

@@ -226,6 +226,16 @@ struct sframe_abi {
 	 * stops there.
 	 */
 	u16		sig_ip, sig_sp, sig_fp, sig_ra;
+	/* The RA's column in .eh_frame (DWARF), for rows made from it */
+	u8		cfi_ra;
+	/*
+	 * The frame pointer walk, as one more row: kernel/unwind/user.c
+	 * steps a frame record with the rule any row gives (its
+	 * ARCH_INIT_USER_FP_FRAME: CFA, RA and caller's FP as offsets from
+	 * FP), and so does sframe-walk.c, with the same checks for both.
+	 * A CFA of SFRAME_RULE_UNDEFINED: no frame records to walk.
+	 */
+	struct sframe_fre fp_row;
 };
 
 /* The row of @abi, NULL if the format defines no such ABI. */
