@@ -44,10 +44,6 @@
 #include "sframe-dso.h"
 #include "symbol.h"
 
-/* DWARF register numbers of x86_64's FP and RA, for .eh_frame rows. */
-#define DW_X86_64_FP	6
-#define DW_X86_64_RA	16
-
 struct sframe_load {
 	u64	offset;
 	u64	vaddr;
@@ -516,6 +512,8 @@ static int cfi_rule(Dwarf_Frame *frame, int reg, struct sframe_rule *r)
 		return -1;
 	if (!nops) {
 		r->kind = ops ? SFRAME_RULE_UNDEFINED : SFRAME_RULE_SAME;
+		/* Same value: still in @reg (AArch64's RA in LR at entry). */
+		r->reg = reg;
 		return 0;
 	}
 	if (ops[0].atom != DW_OP_call_frame_cfa)
@@ -533,8 +531,8 @@ static int cfi_rule(Dwarf_Frame *frame, int reg, struct sframe_rule *r)
 	return 0;
 }
 
-static int sframe_dso__cfi_row(struct sframe_dso *sd, u64 vaddr,
-			       struct sframe_fre *fre)
+static int sframe_dso__cfi_row(struct sframe_dso *sd, const struct sframe_abi *abi,
+			       u64 vaddr, struct sframe_fre *fre)
 {
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr start, end;
@@ -579,8 +577,8 @@ static int sframe_dso__cfi_row(struct sframe_dso *sd, u64 vaddr,
 	fre->cfa.kind = SFRAME_RULE_REG;
 	fre->cfa.reg = reg;
 	fre->cfa.offset = off;
-	if (cfi_rule(frame, DW_X86_64_RA, &fre->ra) ||
-	    cfi_rule(frame, DW_X86_64_FP, &fre->fp))
+	if (cfi_rule(frame, abi->cfi_ra, &fre->ra) ||
+	    cfi_rule(frame, abi->fp, &fre->fp))
 		goto out;
 	ret = 0;
 out:
@@ -604,7 +602,8 @@ struct sframe_cfi_row {
 	struct sframe_fre	fre;
 };
 
-int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
+int dso__cfi_row(struct dso *dso, const struct sframe_abi *abi, u64 vaddr,
+		 struct sframe_fre *fre)
 {
 	struct sframe_dso *sd = sframe_dso__get(dso);
 	struct sframe_cfi_row *row;
@@ -614,10 +613,10 @@ int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
 	if (!sd->cfi_rows)
 		sd->cfi_rows = calloc(1 << SFRAME_CFI_ROWS_BITS, sizeof(*sd->cfi_rows));
 	if (!sd->cfi_rows)
-		return sframe_dso__cfi_row(sd, vaddr, fre);
+		return sframe_dso__cfi_row(sd, abi, vaddr, fre);
 	row = &sd->cfi_rows[hash_64(vaddr, SFRAME_CFI_ROWS_BITS)];
 	if (!row->valid || row->vaddr != vaddr) {
-		row->ret = sframe_dso__cfi_row(sd, vaddr, &row->fre);
+		row->ret = sframe_dso__cfi_row(sd, abi, vaddr, &row->fre);
 		row->vaddr = vaddr;
 		row->valid = true;
 	}
@@ -625,8 +624,9 @@ int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre)
 	return row->ret;
 }
 #else
-int dso__cfi_row(struct dso *dso __maybe_unused, u64 vaddr __maybe_unused,
-		 struct sframe_fre *fre __maybe_unused)
+int dso__cfi_row(struct dso *dso __maybe_unused,
+		 const struct sframe_abi *abi __maybe_unused,
+		 u64 vaddr __maybe_unused, struct sframe_fre *fre __maybe_unused)
 {
 	return -ENOENT;
 }

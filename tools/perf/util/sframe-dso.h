@@ -15,6 +15,7 @@
 struct Elf;
 struct dso;
 struct map;
+struct sframe_abi;
 struct sframe_func;
 struct sframe_fre;
 struct sframe_section;
@@ -37,10 +38,12 @@ void sframe__dso_delete(struct dso *dso);
 /*
  * Where .sframe does not reach: @dso's .eh_frame row at ELF address @vaddr as an
  * SFrame row, if the rules have SFrame's shape (CFA a register plus an
- * offset; RA and FP saved at CFA offsets, unchanged or undefined).
+ * offset; RA and FP saved at CFA offsets, unchanged or undefined), with
+ * the RA's and FP's columns of @abi, the dso's.
  * -ENOENT otherwise, or without libdw.
  */
-int dso__cfi_row(struct dso *dso, u64 vaddr, struct sframe_fre *fre);
+int dso__cfi_row(struct dso *dso, const struct sframe_abi *abi, u64 vaddr,
+		 struct sframe_fre *fre);
 
 /*
  * The FUNC symbols of @elf's .symtab, else of its .dynsym (a stripped

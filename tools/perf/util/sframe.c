@@ -154,6 +154,16 @@ const struct sframe_abi *sframe__abi(u8 abi)
 	return NULL;
 }
 
+const struct sframe_abi *sframe__abi_of_machine(u16 e_machine, bool big_endian)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sframe_abis); i++) {
+		if (sframe_abis[i].elf_machine == e_machine &&
+		    sframe_abis[i].big_endian == big_endian)
+			return &sframe_abis[i];
+	}
+	return NULL;
+}
+
 const char *sframe__abi_name(u8 abi)
 {
 	const struct sframe_abi *a = sframe__abi(abi);

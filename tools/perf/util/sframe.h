@@ -240,6 +240,8 @@ struct sframe_abi {
 
 /* The row of @abi, NULL if the format defines no such ABI. */
 const struct sframe_abi *sframe__abi(u8 abi);
+/* The row of code for ELF machine @e_machine in that byte order, or NULL. */
+const struct sframe_abi *sframe__abi_of_machine(u16 e_machine, bool big_endian);
 const char *sframe__abi_name(u8 abi);
 /* Every row, for tests and dumps: @i from 0 until NULL. */
 const struct sframe_abi *sframe__abi_nth(unsigned int i);

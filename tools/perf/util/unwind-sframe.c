@@ -41,7 +41,6 @@
 #include "unwind.h"
 #include "unwind-sframe.h"
 #include "util.h"
-#include "../../arch/x86/include/uapi/asm/perf_regs.h"
 
 /* See unwind-sframe.h. */
 unsigned long sframe__nr_samples;
@@ -162,6 +161,7 @@ static void sframe__count_frames(const struct sframe_frame *frames, int n)
  */
 struct sframe_lookup_arg {
 	struct thread	*thread;
+	const struct sframe_abi *abi;	/* of the thread's code */
 	bool		cfi;	/* .eh_frame rows where there is no .sframe */
 	bool		used;	/* a row came from .sframe */
 	int		nr;
@@ -191,6 +191,36 @@ static int sframe_lookup__slot(const struct sframe_lookup_arg *la, u64 pc)
 			return i;
 	}
 	return -1;
+}
+
+/*
+ * The walker's ABI row for @thread's code, by its ELF machine and byte
+ * order (the stack snapshot is in the target's), with the machine in
+ * @e_machine for perf's register helpers; NULL: SFrame knows no such ABI.
+ */
+static const struct sframe_abi *sframe__thread_abi(struct thread *thread,
+						   uint16_t *e_machine)
+{
+	bool big_endian = false;
+
+	*e_machine = thread__e_machine_endian(thread, maps__machine(thread__maps(thread)),
+					      /*e_flags=*/NULL, &big_endian);
+	return sframe__abi_of_machine(*e_machine, big_endian);
+}
+
+/*
+ * The sampled frame from the user registers, numbered by perf's helpers
+ * for @e_machine: IP, SP, FP, and the RA register where the ABI has one
+ * and the sample has it (a leaf's RA is still there).  Non-zero if IP, SP
+ * or FP is missing.
+ */
+static int sframe__regs_frame(const struct sframe_abi *abi, struct regs_dump *regs,
+			      uint16_t e_machine, struct sframe_frame *f)
+{
+	f->ra_known = abi->ra && !perf_reg_value(&f->ra, regs, perf_arch_reg_ra(e_machine));
+	return perf_reg_value(&f->ip, regs, perf_arch_reg_ip(e_machine)) ||
+	       perf_reg_value(&f->sp, regs, perf_arch_reg_sp(e_machine)) ||
+	       perf_reg_value(&f->fp, regs, perf_arch_reg_fp(e_machine));
 }
 
 static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
@@ -230,14 +260,14 @@ static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
 	}
 
 	sec = la->hit[i].sec;
-	if (sec && sec->abi == SFRAME_ABI_AMD64_ENDIAN_LITTLE &&
+	if (sec && sec->abi_row == la->abi &&
 	    !sframe__find_fre(sec, pc - la->hit[i].bias, fre)) {
 		la->used = true;
 		return 0;
 	}
 	if (!la->cfi)
 		return -ENOENT;
-	return dso__cfi_row(la->hit[i].dso, pc - la->hit[i].bias, fre);
+	return dso__cfi_row(la->hit[i].dso, la->abi, pc - la->hit[i].bias, fre);
 }
 
 struct count_cb {
@@ -288,12 +318,16 @@ static int collect_ip(struct unwind_entry *entry, void *arg)
 /*
  * Let libdw unwind from @f outwards: a copy of the sample whose registers
  * and stack start at @f.  Other registers keep their sampled values, which
- * .eh_frame rules for the CFA do not use on x86_64.
+ * .eh_frame rules for the CFA do not use: SFrame's ABIs base it on SP or
+ * FP.
  */
 static int sframe__libdw_from(struct thread *thread, struct perf_sample *data,
-			      const struct sframe_frame *f, u64 *ips, int max,
-			      bool best_effort)
+			      uint16_t e_machine, const struct sframe_frame *f,
+			      u64 *ips, int max, bool best_effort)
 {
+	const int reg_ip = perf_arch_reg_ip(e_machine);
+	const int reg_sp = perf_arch_reg_sp(e_machine);
+	const int reg_fp = perf_arch_reg_fp(e_machine);
 	struct ip_list l = { .ips = ips, .max = max };
 	struct regs_dump *regs = data->user_regs;
 	struct perf_sample s = *data;
@@ -301,7 +335,7 @@ static int sframe__libdw_from(struct thread *thread, struct perf_sample *data,
 	int nr = __builtin_popcountll(regs->mask), idx = 0, ret;
 	u64 sp0, delta, *vals;
 
-	if (perf_reg_value(&sp0, regs, PERF_REG_X86_SP) || f->sp < sp0)
+	if (perf_reg_value(&sp0, regs, reg_sp) || f->sp < sp0)
 		return 0;
 	delta = f->sp - sp0;
 	if (delta >= data->user_stack.size)
@@ -313,11 +347,11 @@ static int sframe__libdw_from(struct thread *thread, struct perf_sample *data,
 		if (!(regs->mask & (1ULL << i)))
 			continue;
 		vals[idx] = regs->regs[idx];
-		if (i == PERF_REG_X86_IP)
+		if (i == reg_ip)
 			vals[idx] = f->ip;
-		else if (i == PERF_REG_X86_SP)
+		else if (i == reg_sp)
 			vals[idx] = f->sp;
-		else if (i == PERF_REG_X86_BP)
+		else if (i == reg_fp)
 			vals[idx] = f->fp;
 		idx++;
 	}
@@ -419,18 +453,19 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 			struct thread *thread, struct perf_sample *data,
 			int max_stack, bool best_effort, bool hybrid, bool last)
 {
-	struct machine *machine = maps__machine(thread__maps(thread));
 	struct sframe_lookup_arg la = { .thread = thread, .cfi = hybrid };
 	struct sframe_stack stack;
 	struct sframe_frame *frames;
 	struct sframe_buf buf;
 	enum sframe_stop stop;
+	uint16_t e_machine;
 	int n, nr = 0, ret;
 	u64 *ips;
 
 	if (!data->user_regs || !data->user_regs->regs || max_stack < 1)
 		return 0;
-	if (thread__e_machine(thread, machine, NULL) != EM_X86_64)
+	la.abi = sframe__thread_abi(thread, &e_machine);
+	if (!la.abi)
 		return hybrid ? libdw__get_entries(cb, arg, thread, data,
 						   max_stack, best_effort) : 0;
 
@@ -438,9 +473,7 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 		return -ENOMEM;
 	frames = buf.frames;
 	ips = buf.ips;
-	if (perf_reg_value(&frames[0].ip, data->user_regs, PERF_REG_X86_IP) ||
-	    perf_reg_value(&frames[0].sp, data->user_regs, PERF_REG_X86_SP) ||
-	    perf_reg_value(&frames[0].fp, data->user_regs, PERF_REG_X86_BP)) {
+	if (sframe__regs_frame(la.abi, data->user_regs, e_machine, &frames[0])) {
 		ret = 0;
 		goto out;
 	}
@@ -448,8 +481,8 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 	stack.data = (const u8 *)data->user_stack.data;
 	stack.size = data->user_stack.size;
 
-	n = sframe_walk__unwind(sframe__abi(SFRAME_ABI_AMD64_ENDIAN_LITTLE), frames,
-				max_stack, &stack, sframe_row, &la, &stop);
+	n = sframe_walk__unwind(la.abi, frames, max_stack, &stack, sframe_row,
+				&la, &stop);
 	/* sframe-only has nothing for it: let the next style try. */
 	if (stop == SFRAME_STOP_NO_SFRAME && n == 1 && !hybrid && !last) {
 		ret = 0;
@@ -482,7 +515,7 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 	 * must not be moved back into a call.
 	 */
 	if (stop == SFRAME_STOP_NO_SFRAME && hybrid) {
-		int got = sframe__libdw_from(thread, data, &frames[n - 2],
+		int got = sframe__libdw_from(thread, data, e_machine, &frames[n - 2],
 					     ips + n - 2, max_stack - n + 2,
 					     best_effort);
 
@@ -547,27 +580,25 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	struct sframe_frame *f;
 	struct sframe_buf buf;
 	enum sframe_stop stop;
+	uint16_t e_machine;
 	int n, nr = 0;
 
 	if (!thread || !sample->user_regs || !sample->user_regs->regs ||
 	    !ustack->size || !ustack->data || max < 1)
 		return 0;
-	if (thread__e_machine(thread, maps__machine(thread__maps(thread)), NULL) !=
-	    EM_X86_64)
+	la.abi = sframe__thread_abi(thread, &e_machine);
+	if (!la.abi)
 		return 0;
 	if (sframe_buf__init(&buf, max))
 		return -ENOMEM;
 	f = buf.frames;
-	if (perf_reg_value(&f[0].ip, sample->user_regs, PERF_REG_X86_IP) ||
-	    perf_reg_value(&f[0].sp, sample->user_regs, PERF_REG_X86_SP) ||
-	    perf_reg_value(&f[0].fp, sample->user_regs, PERF_REG_X86_BP))
+	if (sframe__regs_frame(la.abi, sample->user_regs, e_machine, &f[0]))
 		goto out;
 	stack.sp = f[0].sp;
 	stack.data = (const u8 *)ustack->data;
 	stack.size = ustack->size;
 
-	n = sframe_walk__unwind(sframe__abi(SFRAME_ABI_AMD64_ENDIAN_LITTLE), f, max,
-				&stack, sframe_row, &la, &stop);
+	n = sframe_walk__unwind(la.abi, f, max, &stack, sframe_row, &la, &stop);
 	sframe_lookup__exit(&la);
 	/* No .sframe on the way: the caller's frame pointer walk is as good. */
 	if (!la.used)
@@ -586,22 +617,22 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 
 	/*
 	 * The last frame has no row: code without unwind tables (hand-written
-	 * assembly, JIT code, a library without .eh_frame).  Its BP holds what
+	 * assembly, JIT code, a library without .eh_frame).  Its FP holds what
 	 * the register really had there, restored by the rows below, but
 	 * whether that is a frame pointer nobody can tell: code built with
-	 * -fomit-frame-pointer uses BP as any other register, and code with
-	 * frame pointers may have been stopped before its prologue set BP up.
+	 * -fomit-frame-pointer uses FP as any other register, and code with
+	 * frame pointers may have been stopped before its prologue set FP up.
 	 * So carry on with frame pointers only while they look like a chain:
-	 * BP inside the snapshot at or above this frame's SP, each saved BP
+	 * FP inside the snapshot at or above this frame's SP, each saved FP
 	 * higher up the stack than the last, and each return address inside
 	 * code the thread has mapped.  The first step that fails ends the
-	 * chain: garbage in BP cannot lead off the snapshot or out of code,
+	 * chain: garbage in FP cannot lead off the snapshot or out of code,
 	 * though a stale return address where it points still passes for a
 	 * frame, as in any frame pointer walk.  A frame stopped in its
 	 * prologue shows its caller's caller next, likewise.
 	 */
-	n = sframe_walk__fp(&stack, f[n - 1].sp, f[n - 1].fp, ips + nr, max - nr,
-			    sframe__code_addr, thread);
+	n = sframe_walk__fp_abi(la.abi, &stack, f[n - 1].sp, f[n - 1].fp, ips + nr,
+				max - nr, sframe__code_addr, thread);
 	sframe__nr_fp_frames += n;
 	if (!n)
 		sframe__nr_stopped++;

@@ -56,11 +56,13 @@ bool sframe__style_chosen(void);
 void sframe__count_sample(struct machine *machine, struct perf_sample *sample);
 
 /*
- * The user frames of @sample (x86_64 PERF_SAMPLE_REGS_USER with IP, SP and
- * BP, and PERF_SAMPLE_STACK_USER) of @thread, for a deferred sample whose
+ * The user frames of @sample (PERF_SAMPLE_REGS_USER with the IP, SP and
+ * frame pointer perf_arch_reg_ip(), _sp() and _fp() name for the thread's
+ * machine, and PERF_SAMPLE_STACK_USER) of @thread, for a deferred sample whose
  * PERF_RECORD_CALLCHAIN_DEFERRED never came: SFrame rows, .eh_frame rows of
  * SFrame's shape where there is no .sframe, then frame pointers from the
- * first frame without either, while they look sane.  Fills @ips with at
+ * first frame without either, by the ABI's frame pointer row, while they
+ * look sane (an ABI without one: SFrame's frames only).  Fills @ips with at
  * most @max return addresses, the sampled IP first, as the kernel gives a
  * callchain; returns how many, 0 when no .sframe row was used (a plain
  * frame pointer walk does as well), or -ENOMEM.
