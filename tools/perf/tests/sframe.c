@@ -3,17 +3,32 @@
  * SFrame decoder and walker tests on sections built in memory by
  * sframe-build.c: every version and every row of the ABI table, PCMASK
  * FDEs, malformed sections and why each is rejected, FDEs that do not start
- * at their function, and walks of synthetic stacks under each ABI.
+ * at their function, walks of synthetic stacks under each ABI, and a
+ * synthetic AArch64 sample through the unwinder, as x86_64 samples go.
  */
+#include <elf.h>
 #include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/kernel.h>
 
 #include "debug.h"
+#include "dso.h"
+#include "machine.h"
+#include "map.h"
+#include "maps.h"
+#include "util/perf_regs.h"
+#include "sample.h"
 #include "sframe.h"
 #include "sframe-build.h"
 #include "sframe-walk.h"
 #include "tests.h"
+#include "thread.h"
+#include "unwind.h"
+#include "unwind-sframe.h"
 
 #define SEC_ADDR	0x3000
 
@@ -511,6 +526,267 @@ static int test__sframe_unwind_s390x(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
+/*
+ * A synthetic AArch64 sample through the unwinder (unwind-sframe.c), the
+ * code x86_64 samples take: user registers numbered by perf's arm64
+ * helpers, a stack snapshot, and a dso on disk whose ELF header says
+ * EM_AARCH64, with one PT_LOAD (file offset 0 at vaddr 0) and a v3
+ * AArch64 .sframe at A64_SEC.  The file is mapped at A64_MAP.
+ */
+#define A64_MAP		0x400000ULL
+#define A64_SEC		0x3000
+#define A64_PC(vaddr)	(A64_MAP + (vaddr))
+#define A64_SP		0x7ffd0000ULL
+
+/*
+ * F1 [0x1000, 0x1040): a leaf, its RA still in LR (CFA = SP).  F2
+ * [0x1040, 0x1080): after "stp x29, x30, [sp, #-16]!" at 0x1044 its frame
+ * record is at the CFA - 16 (CFA = SP + 16).  Code at 0x2000 has no row.
+ */
+static size_t a64_section(u8 *buf, size_t size)
+{
+	static const struct sframe_build_fre leaf[] = { { .cfa = 0 } };
+	static const struct sframe_build_fre framed[] = {
+		{ .start = 0, .cfa = 0 },
+		{ .start = 8, .cfa = 16, .ra_saved = true, .ra = -8,
+		  .fp_saved = true, .fp = -16 },
+	};
+	static const struct sframe_build_fde fdes[] = {
+		{ .start = 0x1000, .size = 0x40, .nr_fres = 1, .fres = leaf },
+		{ .start = 0x1040, .size = 0x40, .nr_fres = 2, .fres = framed },
+	};
+	struct sframe_build b = {
+		.version = SFRAME_VERSION_3, .abi = SFRAME_ABI_AARCH64_ENDIAN_LITTLE,
+		.pcrel = true, .addr = A64_SEC, .nr_fdes = ARRAY_SIZE(fdes),
+		.fdes = fdes,
+	};
+	long n = sframe_build__section(&b, buf, size);
+
+	return n < 0 ? 0 : n;
+}
+
+/* The dso's file: the ELF header, one PT_LOAD, .sframe and .shstrtab. */
+static int a64_write_elf(char *path)
+{
+	static const char strtab[] = "\0.sframe\0.shstrtab";
+	static u8 sec[256];
+	size_t size = a64_section(sec, sizeof(sec));
+	Elf_Scn *scn, *str_scn;
+	Elf64_Ehdr *eh;
+	Elf64_Phdr *ph;
+	Elf64_Shdr *sh;
+	Elf_Data *d;
+	Elf *elf;
+	int fd, ret = -1;
+
+	if (!size)
+		return -1;
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_WRITE, NULL);
+	if (!elf)
+		goto out;
+	eh = elf64_newehdr(elf);
+	ph = elf64_newphdr(elf, 1);
+	if (!eh || !ph)
+		goto out_elf;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_AARCH64;
+	eh->e_version = EV_CURRENT;
+	ph->p_type = PT_LOAD;
+	ph->p_flags = PF_R | PF_X;
+	ph->p_filesz = ph->p_memsz = 0x10000;
+	ph->p_align = 0x1000;
+
+	scn = elf_newscn(elf);
+	d = scn ? elf_newdata(scn) : NULL;
+	sh = scn ? elf64_getshdr(scn) : NULL;
+	if (!d || !sh)
+		goto out_elf;
+	d->d_buf = sec;
+	d->d_size = size;
+	d->d_type = ELF_T_BYTE;
+	d->d_align = 8;
+	sh->sh_name = 1;
+	sh->sh_type = SHT_PROGBITS;
+	sh->sh_flags = SHF_ALLOC;
+	sh->sh_addr = A64_SEC;
+
+	str_scn = elf_newscn(elf);
+	d = str_scn ? elf_newdata(str_scn) : NULL;
+	sh = str_scn ? elf64_getshdr(str_scn) : NULL;
+	if (!d || !sh)
+		goto out_elf;
+	d->d_buf = (void *)strtab;
+	d->d_size = sizeof(strtab);
+	d->d_type = ELF_T_BYTE;
+	d->d_align = 1;
+	sh->sh_name = 9;
+	sh->sh_type = SHT_STRTAB;
+	eh->e_shstrndx = elf_ndxscn(str_scn);
+	if (elf_update(elf, ELF_C_WRITE) > 0)
+		ret = 0;
+out_elf:
+	elf_end(elf);
+out:
+	close(fd);
+	return ret;
+}
+
+struct a64_ips {
+	u64	ips[8];
+	int	nr;
+};
+
+static int a64_collect(struct unwind_entry *entry, void *arg)
+{
+	struct a64_ips *l = arg;
+
+	if (l->nr < (int)ARRAY_SIZE(l->ips))
+		l->ips[l->nr++] = entry->ip;
+	return 0;
+}
+
+/*
+ * The sample: in F1 at 0x1004 with LR into F2 at 0x1050; F2's frame record
+ * at SP (F1 pushed nothing) returns into 0x2010, code without a row, whose
+ * x29 links two more frame records: SP+32 -> SP+48 -> out of the snapshot.
+ */
+static int test__sframe_unwind_aarch64_sample(struct test_suite *test __maybe_unused,
+					      int subtest __maybe_unused)
+{
+	const u64 stack[] = {
+		A64_SP + 32, A64_PC(0x2010), 0, 0,
+		A64_SP + 48, A64_PC(0x2050), A64_SP + 4096, A64_PC(0x2080),
+	};
+	/* Return addresses as the kernel gives them, as the stitcher wants. */
+	const u64 snapshot[] = {
+		A64_PC(0x1004), A64_PC(0x1050), A64_PC(0x2010), A64_PC(0x2050),
+		A64_PC(0x2080),
+	};
+	/* sframe-only: callers' PCs in the call, up to the frame without a row. */
+	const u64 unwound[] = { A64_PC(0x1004), A64_PC(0x104f), A64_PC(0x200f) };
+	const uint64_t reg_ip = perf_arch_reg_ip(EM_AARCH64);
+	const uint64_t reg_sp = perf_arch_reg_sp(EM_AARCH64);
+	const uint64_t reg_fp = perf_arch_reg_fp(EM_AARCH64);
+	const uint64_t reg_ra = perf_arch_reg_ra(EM_AARCH64);
+	char path[] = "/tmp/perf-test-sframe-a64-XXXXXX";
+	u64 vals[4], ips[8], data[64] = { 0 };
+	struct a64_ips got = { .nr = 0 };
+	struct thread *thread = NULL;
+	struct perf_sample sample;
+	struct regs_dump regs = { .abi = PERF_SAMPLE_REGS_ABI_64 };
+	struct machine machine;
+	struct dso *dso = NULL;
+	struct map *map = NULL;
+	int n, i = 0, ret = TEST_FAIL;
+
+	/* perf's arm64 numbering: none missing, none an x86_64 number. */
+	TEST_ASSERT_VAL("arm64 regs", reg_fp != PERF_REG_NONE && reg_ra != PERF_REG_NONE &&
+			reg_fp != perf_arch_reg_fp(EM_X86_64) &&
+			perf_arch_reg_ra(EM_X86_64) == PERF_REG_NONE);
+	regs.mask = perf_arch_fp_walk_regs(EM_AARCH64) | (1ULL << reg_ra);
+	TEST_ASSERT_VAL("four regs", __builtin_popcountll(regs.mask) == 4);
+	/* The sample's registers come in the order of their numbers. */
+	for (int bit = 0; bit < 64; bit++) {
+		if (!(regs.mask & (1ULL << bit)))
+			continue;
+		vals[i++] = bit == (int)reg_ip ? A64_PC(0x1004) :
+			    bit == (int)reg_ra ? A64_PC(0x1050) : A64_SP;
+	}
+	regs.regs = vals;
+	memcpy(data, stack, sizeof(stack));
+
+	if (a64_write_elf(path)) {
+		pr_debug("cannot write %s\n", path);
+		return TEST_FAIL;
+	}
+	if (machine__init(&machine, "", HOST_KERNEL_ID))
+		goto out_unlink;
+	thread = machine__findnew_thread(&machine, 10, 10);
+	dso = dso__new(path);
+	map = dso ? map__new2(A64_MAP, dso) : NULL;
+	if (!thread || !map)
+		goto out;
+	/* As dso__load() leaves it: the machine is read from the file. */
+	dso__set_binary_type(dso, DSO_BINARY_TYPE__SYSTEM_PATH_DSO);
+	map__set_end(map, A64_MAP + 0x10000);
+	if (maps__insert(thread__maps(thread), map))
+		goto out;
+	/*
+	 * machine__findnew_thread() may have asked, with no maps yet, what
+	 * a live pid 10 runs: ask again, from the maps, as a recording's
+	 * thread is asked once its MMAPs are in.
+	 */
+	thread__set_e_machine(thread, EM_NONE);
+	if (thread__e_machine(thread, &machine, NULL) != EM_AARCH64) {
+		pr_debug("the thread's machine is not the dso's\n");
+		goto out;
+	}
+
+	perf_sample__init(&sample, /*all=*/true);
+	sample.pid = sample.tid = 10;
+	sample.user_regs = &regs;
+	sample.user_stack.data = (char *)data;
+	sample.user_stack.size = sizeof(data);
+
+	/* The deferred fallback's walk: SFrame through F1 and F2, then x29. */
+	n = sframe__walk_snapshot(thread, &sample, ips, ARRAY_SIZE(ips));
+	if (n != ARRAY_SIZE(snapshot) || memcmp(ips, snapshot, sizeof(snapshot))) {
+		pr_debug("snapshot walk: %d frames\n", n);
+		for (i = 0; i < n && i < (int)ARRAY_SIZE(ips); i++)
+			pr_debug("  %#" PRIx64 "\n", ips[i]);
+		goto out_sample;
+	}
+
+	/* The unwind style sframe-only, as perf report --unwind-style. */
+	n = sframe__get_entries(a64_collect, &got, thread, &sample, 8,
+				/*best_effort=*/false, /*hybrid=*/false, /*last=*/true);
+	if (callchain_param.order == ORDER_CALLER) {
+		for (i = 0; i < got.nr / 2; i++) {
+			u64 t = got.ips[i];
+
+			got.ips[i] = got.ips[got.nr - 1 - i];
+			got.ips[got.nr - 1 - i] = t;
+		}
+	}
+	if (n != ARRAY_SIZE(unwound) || got.nr != n ||
+	    memcmp(got.ips, unwound, sizeof(unwound))) {
+		pr_debug("sframe-only: %d frames, %d given\n", n, got.nr);
+		goto out_sample;
+	}
+
+	/* Without LR the leaf's caller is unknown: no guess. */
+	regs.mask &= ~(1ULL << reg_ra);
+	regs.cache_mask = 0;
+	for (i = 0; i < 3; i++)
+		vals[i] = i == 2 ? A64_PC(0x1004) : A64_SP;
+	if (reg_ip < reg_sp || reg_ip < reg_fp) {
+		pr_debug("arm64's PC is not its highest register\n");
+		goto out_sample;
+	}
+	n = sframe__walk_snapshot(thread, &sample, ips, ARRAY_SIZE(ips));
+	if (n != 1) {
+		pr_debug("without LR: %d frames\n", n);
+		goto out_sample;
+	}
+	ret = TEST_OK;
+out_sample:
+	sample.user_regs = NULL;
+	perf_sample__exit(&sample);
+out:
+	map__put(map);
+	dso__put(dso);
+	thread__put(thread);
+	machine__exit(&machine);
+out_unlink:
+	unlink(path);
+	return ret;
+}
+
 static struct test_case tests__sframe[] = {
 	TEST_CASE("Decode every version and ABI", sframe_versions),
 	TEST_CASE("Reject malformed sections", sframe_malformed),
@@ -518,6 +794,7 @@ static struct test_case tests__sframe[] = {
 	TEST_CASE("Unwind a synthetic stack", sframe_unwind),
 	TEST_CASE("Unwind a synthetic AArch64 stack", sframe_unwind_aarch64),
 	TEST_CASE("Unwind a synthetic s390x stack", sframe_unwind_s390x),
+	TEST_CASE("Unwind a synthetic AArch64 sample", sframe_unwind_aarch64_sample),
 	{ .name = NULL, }
 };
 
