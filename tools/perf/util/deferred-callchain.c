@@ -30,7 +30,6 @@
 #include "perf_regs.h"
 #include "sample.h"
 #include "sframe-walk.h"
-#include "symbol_conf.h"
 #include "unwind-sframe.h"
 #include "thread.h"
 #include "../../arch/x86/include/uapi/asm/perf_regs.h"
@@ -174,12 +173,6 @@ struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 	INIT_LIST_HEAD(&dc->recent);
 	INIT_LIST_HEAD(&dc->exits);
 	deferred_callchain_config__init(&dc->config);
-	/*
-	 * A task's samples may be delivered after its EXIT (they wait for a
-	 * record that comes after it): its thread must stay, exited, for
-	 * them to resolve, as for auxtrace (perf_session__open()).
-	 */
-	symbol_conf.keep_exited_threads = true;
 	return dc;
 }
 

@@ -36,8 +36,9 @@
  *    (on 7.2 the record of a task's last kernel entry can come after its
  *    EXIT), a record of a later kernel entry of the same task arrives, the
  *    pending cap evicts it, or the input ends.  So samples may go out after
- *    their task's EXIT: the module sets symbol_conf.keep_exited_threads, for
- *    their threads to stay.  It then falls back to a walk of the sample's user stack
+ *    their task's EXIT: the tool keeps exited threads
+ *    (symbol_conf.keep_exited_threads, which
+ *    perf_session__deferred_callchain() sets), for them to resolve.  It then falls back to a walk of the sample's user stack
  *    snapshot (x86_64, PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER): with
  *    SFrame where the code has .sframe (sframe__walk_snapshot()), else with
  *    frame pointers; or, without a snapshot, it ends with a bare
@@ -266,7 +267,8 @@ void deferred_callchain__set_live(struct deferred_callchain *dc, bool live);
  *  - PERF_RECORD_CALLCHAIN_DEFERRED: taken; stitches the task's samples.
  *  - PERF_RECORD_EXIT: the task's waiting samples wait on for window_ns
  *    (their record may come after the EXIT), then fall back; they resolve
- *    against the exited thread, which stays (symbol_conf.keep_exited_threads).
+ *    against the exited thread, which the tool keeps
+ *    (symbol_conf.keep_exited_threads).
  *  - PERF_RECORD_FORK: a tid reused while its exited task still has
  *    samples waiting: those get no record.
  *  - PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC: see de_thread above.
