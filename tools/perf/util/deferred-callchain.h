@@ -134,9 +134,9 @@ struct deferred_callchain_config {
 #define DEFERRED_CALLCHAIN_MAX_QUEUE	(16 * 1024 * 1024)
 #define DEFERRED_CALLCHAIN_MAX_PENDING	(1024 * 1024)
 /*
- * 512 MiB: ~117k samples with the default 2 KiB snapshot (~4.5 KiB each),
- * 2.7M without one; real 7.2 recordings never had more than a few
- * thousand waiting.
+ * 512 MiB: ~110k samples with the default 2 KiB snapshot (~4.8 KiB each),
+ * ~750k without one (~700 bytes: an entry with its parsed sample); real
+ * 7.2 recordings never had more than a few thousand waiting.
  */
 #define DEFERRED_CALLCHAIN_MAX_PENDING_BYTES	(512ULL << 20)
 
