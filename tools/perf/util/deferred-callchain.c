@@ -30,7 +30,6 @@
 #include "perf_regs.h"
 #include "sample.h"
 #include "sframe-walk.h"
-#include "symbol_conf.h"
 #include "unwind-sframe.h"
 #include "thread.h"
 #include "../../arch/x86/include/uapi/asm/perf_regs.h"
@@ -62,6 +61,18 @@ enum dc_state {
 	DC_EVENT,	/* not a sample: held for order, to ops->event */
 };
 
+/*
+ * Why the stitcher drains its queue, as ordered_events says why it flushes
+ * (enum oe_flush).  After each event, what the clock and the fates now known
+ * settle goes out: the window after an EXIT is over, older records expire,
+ * the queue is delivered up to its first waiting sample (or past it, over
+ * the budget).  At the end of input everything goes: no record comes now.
+ */
+enum dc_flush {
+	DC_FLUSH__SETTLED,	/* what the clock and the known fates settle */
+	DC_FLUSH__FINAL,	/* end of input: everything held */
+};
+
 /* Why waiting samples left the reorder queue: the knob the warning names. */
 #define DC_LATE_MEMORY	(1U << 0)	/* call-graph.defer-memory */
 #define DC_LATE_QUEUE	(1U << 1)	/* call-graph.defer-queue */
@@ -89,8 +100,17 @@ struct dc_task {
 	u64			exec_cookie;
 };
 
+/*
+ * An event up to this size is copied into its entry; a bigger one (a sample
+ * with a user stack snapshot, about 4 KiB with the default 2 KiB of stack)
+ * is malloc'd beside it.  Samples with up to ~25 kernel frames fit (those
+ * of the real 7.2 recordings are ~160 bytes).
+ */
+#define DC_INLINE_EVENT		256
+
 struct dc_entry {
-	struct list_head	queue_node;	/* dc->queue; empty once expired */
+	/* dc->queue; empty once expired; dc->entry_cache once free. */
+	struct list_head	queue_node;
 	struct list_head	wait_node;	/* dc->waiting while DC_WAITING */
 	struct list_head	task_node;	/* task->pending while DC_WAITING */
 	struct dc_record	*rec;
@@ -106,8 +126,27 @@ struct dc_entry {
 	bool			at_exec;
 	/* As the caller parsed it, pointing into ->event: parsed once. */
 	struct perf_sample	sample;
-	u64			event[];	/* copy of the sample event */
+	/* The copy of the event: ->inline_event, or malloc'd when bigger. */
+	union perf_event	*event;
+	u64			inline_event[DC_INLINE_EVENT / sizeof(u64)];
 };
+
+/*
+ * Entries come in blocks, as ordered_events allocates its events
+ * (util/ordered-events.c): a freed entry goes to dc->entry_cache and the
+ * next one reuses it, so that a steady stream of waiting samples allocates
+ * nothing and writes to memory still in cache.  Blocks are freed with the
+ * stitcher.
+ */
+#define DC_BLOCK_SIZE		(64 * 1024)
+
+struct dc_block {
+	struct list_head	node;		/* dc->blocks */
+	struct dc_entry		entries[];
+};
+
+#define DC_BLOCK_ENTRIES	((DC_BLOCK_SIZE - sizeof(struct dc_block)) / \
+				 sizeof(struct dc_entry))
 
 struct deferred_callchain {
 	struct evlist			*evlist;
@@ -133,6 +172,9 @@ struct deferred_callchain {
 	unsigned int			late_why;	/* DC_LATE_*: what pushed samples out */
 	u64				*chain;		/* scratch ip_callchain */
 	size_t				chain_alloc;	/* in u64 */
+	struct list_head		blocks;		/* struct dc_block, newest first */
+	struct list_head		entry_cache;	/* freed entries, to reuse */
+	unsigned int			block_left;	/* unused in the newest block */
 };
 
 /* The hashmap mixes the bits itself (hash_bits()). */
@@ -173,13 +215,9 @@ struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 	INIT_LIST_HEAD(&dc->waiting);
 	INIT_LIST_HEAD(&dc->recent);
 	INIT_LIST_HEAD(&dc->exits);
+	INIT_LIST_HEAD(&dc->blocks);
+	INIT_LIST_HEAD(&dc->entry_cache);
 	deferred_callchain_config__init(&dc->config);
-	/*
-	 * A task's samples may be delivered after its EXIT (they wait for a
-	 * record that comes after it): its thread must stay, exited, for
-	 * them to resolve, as for auxtrace (perf_session__open()).
-	 */
-	symbol_conf.keep_exited_threads = true;
 	return dc;
 }
 
@@ -454,19 +492,48 @@ static int dc__deliver(struct deferred_callchain *dc, union perf_event *event,
 static int dc_entry__deliver(struct deferred_callchain *dc, struct dc_entry *e)
 {
 	if (e->state == DC_EVENT)
-		return dc->ops.event(dc, (union perf_event *)e->event, &e->sample, e->machine,
-				     dc->data);
-	return dc__deliver(dc, (union perf_event *)e->event, &e->sample, e->machine,
-			   e->state, e->rec);
+		return dc->ops.event(dc, e->event, &e->sample, e->machine, dc->data);
+	return dc__deliver(dc, e->event, &e->sample, e->machine, e->state, e->rec);
 }
 
-static void dc_entry__free(struct deferred_callchain *dc, struct dc_entry *e)
+/* A free entry: a cached one, else the next of the newest block. */
+static struct dc_entry *dc__alloc_entry(struct deferred_callchain *dc)
+{
+	struct dc_block *block;
+	struct dc_entry *e;
+
+	if (!list_empty(&dc->entry_cache)) {
+		e = list_first_entry(&dc->entry_cache, struct dc_entry, queue_node);
+		list_del(&e->queue_node);
+		return e;
+	}
+	if (!dc->block_left) {
+		block = malloc(DC_BLOCK_SIZE);
+		if (!block)
+			return NULL;
+		list_add(&block->node, &dc->blocks);
+		dc->block_left = DC_BLOCK_ENTRIES;
+	}
+	block = list_first_entry(&dc->blocks, struct dc_block, node);
+	return &block->entries[DC_BLOCK_ENTRIES - dc->block_left--];
+}
+
+/* What @e holds goes; @e itself stays in its block. */
+static void dc_entry__exit(struct deferred_callchain *dc, struct dc_entry *e)
 {
 	dc->held_bytes -= e->size;
 	perf_sample__exit(&e->sample);
 	list_del(&e->wait_node);
 	dc_record__put(dc, e->rec);
-	free(e);
+	if (e->event != (union perf_event *)e->inline_event)
+		free(e->event);
+}
+
+/* @e is out of every list but its wait_node's: back to the cache. */
+static void dc_entry__free(struct deferred_callchain *dc, struct dc_entry *e)
+{
+	dc_entry__exit(dc, e);
+	list_add(&e->queue_node, &dc->entry_cache);
 }
 
 /*
@@ -585,8 +652,9 @@ static bool dc__queue_over(struct deferred_callchain *dc, struct dc_entry *e)
 	return false;
 }
 
-static int dc__drain(struct deferred_callchain *dc, bool all)
+static int dc__drain(struct deferred_callchain *dc, enum dc_flush why)
 {
+	const bool all = why == DC_FLUSH__FINAL;
 	const u64 window = dc->config.window_ns;
 	int ret = 0;
 
@@ -635,13 +703,16 @@ static int dc__drain(struct deferred_callchain *dc, bool all)
 
 /*
  * The stitcher's clock ("now", which the window is measured against) is the
- * latest event time; but one damaged time (a flipped bit, 2^62) must not
- * move it for good: every waiting sample would leave the queue at once and
- * every older record expire.  A time more than DC_CLOCK_JUMP windows ahead
- * of the clock is only taken when the next such event agrees with it (the
- * stream did jump: an idle gap, a pause); when the next event is near the
- * clock again, the outlier was damage: counted.  A damaged time counts as
- * the clock's own.  Returns the time to use for the event.
+ * latest event time.  The invariant it relies on: ordered_events delivers in
+ * time order, so a real time T is followed by times >= T (less the few
+ * events it delivers late, which are behind the clock by at most its flush
+ * interval, far less than DC_CLOCK_JUMP windows).  A time more than
+ * DC_CLOCK_JUMP windows ahead of the clock followed by one near the clock
+ * again breaks that: it was damage (a flipped bit, 2^62), counted, and
+ * counts as the clock's own; had the clock taken it, every waiting sample
+ * would leave the queue at once and every older record expire.  When the
+ * next event agrees with it, the stream did jump (an idle gap, a pause) and
+ * the clock follows.  Returns the time to use for the event.
  */
 #define DC_CLOCK_JUMP	8
 
@@ -881,7 +952,7 @@ static int dc__deliver_now(struct deferred_callchain *dc, union perf_event *even
 	sample->callchain = callchain;
 	sample->callchain_stitched = false;
 	sample->deferred_callchain = deferred;
-	return ret ?: dc__drain(dc, false);
+	return ret ?: dc__drain(dc, DC_FLUSH__SETTLED);
 }
 
 /* @ptr pointed into @from, now copied to @to: point into the copy. */
@@ -902,7 +973,7 @@ static void *dc__rebase(const void *ptr, const union perf_event *from, union per
 static void dc_entry__take_sample(struct dc_entry *e, const union perf_event *event,
 				  struct perf_sample *sample)
 {
-	union perf_event *copy = (union perf_event *)e->event;
+	union perf_event *copy = e->event;
 	struct perf_sample *s = &e->sample;
 	const struct evsel *evsel = sample->evsel;
 
@@ -929,17 +1000,27 @@ static struct dc_entry *dc_entry__new(struct deferred_callchain *dc, union perf_
 				      struct perf_sample *sample, struct machine *machine,
 				      u64 time, enum dc_state state)
 {
-	struct dc_entry *e = malloc(sizeof(*e) + event->header.size);
+	struct dc_entry *e = dc__alloc_entry(dc);
+	u32 size = sizeof(*e);
 
 	if (!e)
 		return NULL;
 	memset(e, 0, offsetof(struct dc_entry, sample));
+	e->event = (union perf_event *)e->inline_event;
+	if (event->header.size > sizeof(e->inline_event)) {
+		e->event = malloc(event->header.size);
+		if (!e->event) {
+			list_add(&e->queue_node, &dc->entry_cache);
+			return NULL;
+		}
+		size += event->header.size;
+	}
 	memcpy(e->event, event, event->header.size);
 	dc_entry__take_sample(e, event, sample);
 	INIT_LIST_HEAD(&e->wait_node);
 	INIT_LIST_HEAD(&e->task_node);
 	e->machine = machine;
-	e->size = sizeof(*e) + event->header.size;
+	e->size = size;
 	e->time = time;
 	e->tid = sample->tid;
 	e->cookie = sample->deferred_cookie;
@@ -967,7 +1048,7 @@ static int dc__hold_event(struct deferred_callchain *dc, union perf_event *event
 		return DEFERRED_CALLCHAIN__PASS;
 	if (!dc_entry__new(dc, event, sample, machine, ts != (u64)-1 ? ts : dc->now, DC_EVENT))
 		return -ENOMEM;
-	return dc__drain(dc, false);
+	return dc__drain(dc, DC_FLUSH__SETTLED);
 }
 
 /* A SAMPLE: delivered now, or into the reorder queue. */
@@ -1062,7 +1143,7 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 		dc->stats.evicted++;
 		ret = dc__resolve(dc, old, NULL);
 	}
-	return ret ?: dc__drain(dc, false);
+	return ret ?: dc__drain(dc, DC_FLUSH__SETTLED);
 }
 
 static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
@@ -1144,7 +1225,7 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 		task->superseded = false;
 	}
 	dc_record__put(dc, rec);
-	return ret ?: dc__drain(dc, false);
+	return ret ?: dc__drain(dc, DC_FLUSH__SETTLED);
 }
 
 int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *event,
@@ -1170,7 +1251,7 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
 		/* What the execve's samples held goes out before the COMM. */
 		if (event->header.misc & PERF_RECORD_MISC_COMM_EXEC)
 			ret = dc__task_exec(dc, machine, event->comm.pid, event->comm.tid) ?:
-			      dc__drain(dc, false);
+			      dc__drain(dc, DC_FLUSH__SETTLED);
 		break;
 	default:
 		break;
@@ -1189,21 +1270,24 @@ int deferred_callchain__flush(struct deferred_callchain *dc)
 		if (ret)
 			return ret;
 	}
-	return dc__drain(dc, /*all=*/true);
+	return dc__drain(dc, DC_FLUSH__FINAL);
 }
 
 void deferred_callchain__delete(struct deferred_callchain *dc)
 {
 	struct hashmap_entry *cur, *tmp_entry;
+	struct dc_block *block, *tmp_block;
 	struct dc_entry *e, *tmp;
 	size_t bkt;
 
 	if (!dc)
 		return;
 	list_for_each_entry_safe(e, tmp, &dc->queue, queue_node)
-		dc_entry__free(dc, e);
+		dc_entry__exit(dc, e);
 	list_for_each_entry_safe(e, tmp, &dc->waiting, wait_node)
-		dc_entry__free(dc, e);
+		dc_entry__exit(dc, e);
+	list_for_each_entry_safe(block, tmp_block, &dc->blocks, node)
+		free(block);
 	hashmap__for_each_entry_safe(dc->tasks, cur, tmp_entry, bkt) {
 		struct dc_task *task = cur->pvalue;
 

@@ -36,8 +36,9 @@
  *    (on 7.2 the record of a task's last kernel entry can come after its
  *    EXIT), a record of a later kernel entry of the same task arrives, the
  *    pending cap evicts it, or the input ends.  So samples may go out after
- *    their task's EXIT: the module sets symbol_conf.keep_exited_threads, for
- *    their threads to stay.  It then falls back to a walk of the sample's user stack
+ *    their task's EXIT: the tool keeps exited threads
+ *    (symbol_conf.keep_exited_threads, which
+ *    perf_session__deferred_callchain() sets), for them to resolve.  It then falls back to a walk of the sample's user stack
  *    snapshot (x86_64, PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER): with
  *    SFrame where the code has .sframe (sframe__walk_snapshot()), else with
  *    frame pointers; or, without a snapshot, it ends with a bare
@@ -133,9 +134,9 @@ struct deferred_callchain_config {
 #define DEFERRED_CALLCHAIN_MAX_QUEUE	(16 * 1024 * 1024)
 #define DEFERRED_CALLCHAIN_MAX_PENDING	(1024 * 1024)
 /*
- * 512 MiB: ~117k samples with the default 2 KiB snapshot (~4.5 KiB each),
- * 2.7M without one; real 7.2 recordings never had more than a few
- * thousand waiting.
+ * 512 MiB: ~110k samples with the default 2 KiB snapshot (~4.8 KiB each),
+ * ~750k without one (~700 bytes: an entry with its parsed sample); real
+ * 7.2 recordings never had more than a few thousand waiting.
  */
 #define DEFERRED_CALLCHAIN_MAX_PENDING_BYTES	(512ULL << 20)
 
@@ -148,11 +149,19 @@ struct deferred_callchain_config {
 	.ordered		= true,					\
 }
 
-/*
- * How the module hands samples back, in order.  @sample is the one the
- * caller parsed (kept with a copy of @event when it had to wait); its
- * callchain may point to memory owned by the module, valid until the
- * callback returns.
+/**
+ * typedef deferred_callchain__deliver_t - how the module hands events back
+ * @dc: the stitcher
+ * @event: the event, the caller's or the module's copy of it
+ * @sample: as the caller parsed it (kept with the copy of @event when it had
+ *	to wait); its callchain may point to memory owned by the module,
+ *	valid until the callback returns
+ * @machine: the machine the caller gave with the event
+ * @data: the caller's, from deferred_callchain__new()
+ *
+ * Return: 0, or a negative error code, which stops the stitcher and is
+ * returned to the caller of deferred_callchain__event() or
+ * deferred_callchain__flush().
  */
 typedef int (*deferred_callchain__deliver_t)(struct deferred_callchain *dc,
 					      union perf_event *event,
@@ -177,31 +186,76 @@ struct deferred_callchain_ops {
 	deferred_callchain__deliver_t	event;
 };
 
-/*
- * With the default config (deferred_callchain_config__init()); the module
- * reads no perf config itself: the tool hands it its settings
+/**
+ * deferred_callchain__new - a stitcher with the default config
+ * @evlist: the session's events, to find a sample's evsel by its id
+ * @ops: where samples (and, with ops->event, other events) go back
+ * @data: handed to @ops
+ *
+ * The module reads no perf config itself: the tool hands it its settings
  * (call-graph.defer-*, read into callchain_param by perf_callchain_config())
  * with deferred_callchain__set_config().
+ *
+ * Return: the stitcher, or NULL when out of memory.
  */
 struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 						   const struct deferred_callchain_ops *ops,
 						   void *data);
+/**
+ * deferred_callchain__delete - free a stitcher and what it still holds
+ * @dc: the stitcher, or NULL
+ *
+ * Samples still held are freed undelivered: call deferred_callchain__flush()
+ * first to deliver them.
+ *
+ * Return: nothing.
+ */
 void deferred_callchain__delete(struct deferred_callchain *dc);
 
-/* The defaults above, events in time order. */
+/**
+ * deferred_callchain_config__init - the defaults above, events in time order
+ * @config: filled in
+ *
+ * Return: nothing.
+ */
 void deferred_callchain_config__init(struct deferred_callchain_config *config);
+/**
+ * deferred_callchain__set_config - take the tool's settings
+ * @dc: the stitcher
+ * @config: copied; a bound of 0 is taken as 1
+ *
+ * Return: nothing.
+ */
 void deferred_callchain__set_config(struct deferred_callchain *dc,
 				    const struct deferred_callchain_config *config);
-/* Say whether events come in time order (see config.ordered). */
+/**
+ * deferred_callchain__set_ordered - say whether events come in time order
+ * @dc: the stitcher
+ * @ordered: see config.ordered
+ *
+ * Return: nothing.
+ */
 void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered);
-/* Say whether the tool shows samples live (see config.live). */
+/**
+ * deferred_callchain__set_live - say whether the tool shows samples live
+ * @dc: the stitcher
+ * @live: see config.live
+ *
+ * Return: nothing.
+ */
 void deferred_callchain__set_live(struct deferred_callchain *dc, bool live);
 
 /* deferred_callchain__event(): the caller delivers the event itself. */
 #define DEFERRED_CALLCHAIN__PASS	1
 
-/*
- * The one way in: every event of the session, in delivery order, parsed
+/**
+ * deferred_callchain__event - the one way in
+ * @dc: the stitcher
+ * @event: the event, in delivery order
+ * @sample: @event parsed (evlist__parse_sample())
+ * @machine: the machine the event belongs to, handed back with it
+ *
+ * Every event of the session, in delivery order, parsed
  * into @sample, once the caller stitches.  A sample that must wait is
  * kept as parsed (its register dumps taken over: the caller's
  * perf_sample__exit() still works), not parsed again; one that nothing
@@ -213,7 +267,8 @@ void deferred_callchain__set_live(struct deferred_callchain *dc, bool live);
  *  - PERF_RECORD_CALLCHAIN_DEFERRED: taken; stitches the task's samples.
  *  - PERF_RECORD_EXIT: the task's waiting samples wait on for window_ns
  *    (their record may come after the EXIT), then fall back; they resolve
- *    against the exited thread, which stays (symbol_conf.keep_exited_threads).
+ *    against the exited thread, which the tool keeps
+ *    (symbol_conf.keep_exited_threads).
  *  - PERF_RECORD_FORK: a tid reused while its exited task still has
  *    samples waiting: those get no record.
  *  - PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC: see de_thread above.
@@ -222,26 +277,69 @@ void deferred_callchain__set_live(struct deferred_callchain *dc, bool live);
  *    it now (without ops->event, a FORK first sends out the samples still
  *    queued of the tid's earlier task).
  *
- * Returns 0 when the module took the event, DEFERRED_CALLCHAIN__PASS when
- * the caller must deliver it now, a negative error code on failure.
+ * Return: 0 when the module took the event, DEFERRED_CALLCHAIN__PASS when
+ * the caller must deliver it now, a negative error code on failure (out of
+ * memory, or what an ops callback returned).
  */
 int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *event,
 			      struct perf_sample *sample, struct machine *machine);
-/* End of input: deliver everything still held. */
+/**
+ * deferred_callchain__flush - end of input: deliver everything still held
+ * @dc: the stitcher
+ *
+ * The samples still waiting get no record now: they go out with their
+ * snapshot and a bare PERF_CONTEXT_USER_DEFERRED, in order.
+ *
+ * Return: 0, or the first negative error code of an ops callback.
+ */
 int deferred_callchain__flush(struct deferred_callchain *dc);
 
+/**
+ * deferred_callchain__stats - what the stitcher counted
+ * @dc: the stitcher
+ *
+ * Return: its counters, valid as long as @dc.
+ */
 const struct deferred_callchain_stats *
 deferred_callchain__stats(const struct deferred_callchain *dc);
-/* True when anything deferred was seen at all. */
+/**
+ * deferred_callchain_stats__any - was anything deferred seen at all
+ * @stats: the counters
+ *
+ * Return: true when a deferred sample or record was seen.
+ */
 bool deferred_callchain_stats__any(const struct deferred_callchain_stats *stats);
+/**
+ * deferred_callchain_stats__fprintf - the counters, one per line
+ * @stats: the counters
+ * @fp: where to
+ * @prefix: at the start of each line (indentation)
+ *
+ * Return: the number of characters printed.
+ */
 size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *stats,
 					 FILE *fp, const char *prefix);
-/* One-line warning when many samples lost their user stack; NULL if none. */
+/**
+ * deferred_callchain_stats__warning - when many samples got no record
+ * @stats: the counters
+ * @buf: where the warning is written
+ * @size: of @buf
+ *
+ * Return: @buf with a one-line warning when 1% or more of the deferred
+ * samples got no record, else NULL.
+ */
 const char *deferred_callchain_stats__warning(const struct deferred_callchain_stats *stats,
 					      char *buf, size_t size);
-/*
- * One-line warning when samples were delivered out of time order (the
- * budget was too small to hold them), with the knob to raise; NULL if none.
+/**
+ * deferred_callchain__order_warning - when samples went out of time order
+ * @dc: the stitcher
+ * @buf: where the warning is written
+ * @size: of @buf
+ *
+ * Samples go out of time order when the budget was too small to hold them.
+ *
+ * Return: @buf with a one-line warning naming the knob to raise, or NULL
+ * when every sample went out in order.
  */
 const char *deferred_callchain__order_warning(const struct deferred_callchain *dc,
 					      char *buf, size_t size);
