@@ -29,7 +29,7 @@ TOP = os.path.abspath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, os.path.join(TOP, 'tests', 'lib'))
 import common   # noqa: E402
 import sframe_corpus as corpus   # noqa: E402
-import test_unwind   # noqa: E402
+import perf_script   # noqa: E402
 
 STYLES = ('libdw', 'sframe', 'sframe-only')
 
@@ -107,9 +107,9 @@ def main():
     record(binary, args.ms, args.freq, short)
     record(binary, 4 * args.ms, args.freq, data)
 
-    chains = {s: test_unwind.chains(script(data, s).stdout) for s in STYLES}
+    chains = {s: perf_script.unwound(script(data, s).stdout) for s in STYLES}
     n = len(chains['libdw'])
-    n_short = len(test_unwind.chains(script(short, 'libdw').stdout))
+    n_short = len(perf_script.unwound(script(short, 'libdw').stdout))
     frames = {s: sum(len(c) for c in chains[s]) for s in STYLES}
     same = sum(a == b for a, b in zip(chains['libdw'], chains['sframe']))
     # SFrame beyond libdw: libdw stopped short (see tests/sframe/test_unwind.py).
