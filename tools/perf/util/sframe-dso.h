@@ -10,7 +10,8 @@
  */
 
 #include <linux/types.h>
-#include <stdio.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 struct Elf;
 struct dso;
@@ -57,12 +58,13 @@ int sframe__check_elf_functions(const struct sframe_section *sec,
 				struct Elf *elf, char *why, size_t size);
 
 /*
- * The .sframe sections of the DSOs unwound through that were rejected:
+ * Whether @dso's .sframe was rejected when dso__sframe() loaded it:
  * invalid (the decoder's reason, or FDEs that do not start at the
  * functions of the symbol table), or unreadable (past the end of the file,
- * empty); and their "path: reason" lines for the stats block.
+ * empty).  If so, @why gets its "path: reason" line for the stats block.
+ * The state is the dso's: a session lists the rejected sections of its
+ * machines' dsos.
  */
-extern unsigned long sframe__nr_rejected;
-size_t sframe__fprintf_rejected(FILE *fp);
+bool dso__sframe_rejected(struct dso *dso, const char **why);
 
 #endif /* __PERF_SFRAME_DSO_H */

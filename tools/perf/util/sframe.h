@@ -159,9 +159,6 @@ struct sframe_section {
 	const char		*err;		/* why decoding failed */
 };
 
-/* Sections rejected by sframe__decode(), over the life of the process. */
-extern unsigned long sframe__nr_invalid;
-
 int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 		   u64 addr);
 void sframe__exit(struct sframe_section *sec);
