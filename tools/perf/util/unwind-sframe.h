@@ -44,34 +44,63 @@ struct unwind_sframe_stats {
 	bool	warned_cut;	/* sframe-only said it cut a stack */
 };
 
-/*
- * The "SFrame unwinding" block of perf report --stats and perf script: the
- * counters of @machines (host and guests) and every loaded dso whose
- * section was rejected, with why.  Nothing when SFrame did nothing and
- * rejected nothing.
+/**
+ * sframe__fprintf_stats() - The "SFrame unwinding" block of perf report
+ *			     --stats and perf script
+ * @machines: the session's machines, host and guests
+ * @fp: where to print
+ *
+ * The sum of @machines' counters, then every dso of theirs whose section
+ * was rejected, with why.  Nothing when SFrame did nothing and rejected
+ * nothing.
+ *
+ * Return: the number of characters printed.
  */
 size_t sframe__fprintf_stats(struct machines *machines, FILE *fp);
-/* The same in one "# SFrame unwinding:" line, for perf report's header. */
+/**
+ * sframe__fprintf_header() - The same in one "# SFrame unwinding:" line,
+ *			      for perf report's header
+ * @machines: the session's machines, host and guests
+ * @fp: where to print
+ *
+ * Return: the number of characters printed.
+ */
 size_t sframe__fprintf_header(struct machines *machines, FILE *fp);
 
-/*
- * perf report --stats, which resolves no callchains: with an sframe style
- * first in unwind.style (sframe__style_chosen()), unwind each sample with
- * the styles chosen only to count it, so that the block says what perf
- * report would do.
+/**
+ * sframe__style_chosen() - Whether an sframe style comes first in
+ *			    unwind.style
+ *
+ * Return: true for "sframe" or "sframe-only" first.
  */
 bool sframe__style_chosen(void);
+/**
+ * sframe__count_sample() - Unwind a sample only to count it
+ * @machine: the sample's machine, whose counters get what the walk did
+ * @sample: a sample with user registers and stack
+ *
+ * For perf report --stats, which resolves no callchains: with an sframe
+ * style first (sframe__style_chosen()), each sample is unwound with the
+ * styles chosen, so that the block says what perf report would do.
+ */
 void sframe__count_sample(struct machine *machine, struct perf_sample *sample);
 
-/*
- * The user frames of @sample (x86_64 PERF_SAMPLE_REGS_USER with IP, SP and
- * BP, and PERF_SAMPLE_STACK_USER) of @thread, for a deferred sample whose
- * PERF_RECORD_CALLCHAIN_DEFERRED never came: SFrame rows, .eh_frame rows of
- * SFrame's shape where there is no .sframe, then frame pointers from the
- * first frame without either, while they look sane.  Fills @ips with at
- * most @max return addresses, the sampled IP first, as the kernel gives a
- * callchain; returns how many, 0 when no .sframe row was used (a plain
- * frame pointer walk does as well), or -ENOMEM.
+/**
+ * sframe__walk_snapshot() - The user frames of a deferred sample's snapshot
+ * @thread: the sample's thread, whose maps give the rows
+ * @sample: x86_64 PERF_SAMPLE_REGS_USER with IP, SP and BP, and
+ *	    PERF_SAMPLE_STACK_USER
+ * @ips: filled with return addresses, the sampled IP first, as the kernel
+ *	 gives a callchain
+ * @max: at most this many
+ *
+ * For a deferred sample whose PERF_RECORD_CALLCHAIN_DEFERRED never came:
+ * SFrame rows, .eh_frame rows of SFrame's shape where there is no
+ * .sframe, then frame pointers from the first frame without either, while
+ * they look sane.  Counted in the thread's machine's sframe_stats.
+ *
+ * Return: how many, 0 when no .sframe row was used (a plain frame pointer
+ * walk does as well), or -ENOMEM.
  */
 int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 			  u64 *ips, int max);
