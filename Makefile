@@ -141,6 +141,9 @@ FUZZ_INC	:= -I$(TREE)/tools/perf -I$(TREE)/tools/perf/util -I$(TREE)/tools \
 # The targets see perf's headers with the same HAVE_* as the libraries.
 FUZZ_HAVE	= $$(grep -o -- '-DHAVE_[A-Z0-9_]*' $(FUZZ_OUT)/util/.evsel.o.cmd | sort -u)
 FUZZ_TARGETS	:= deferred-stream sframe-decode perf-data elf-symbols
+# perf test's SFrame writer, which sframe-decode compiles in (it is not
+# in libperf-util: perf test is its only other user).
+FUZZ_SFRAME_BUILD := $(TREE)/tools/perf/tests/sframe-build.c
 
 fuzz: tree
 	mkdir -p $(FUZZ_OUT) $(B)/bin
@@ -149,8 +152,9 @@ fuzz: tree
 		>$(FUZZ_OUT).log 2>&1 || \
 		{ tail -n 40 $(FUZZ_OUT).log; echo "fuzz build failed: $(FUZZ_OUT).log"; exit 1; }
 	for t in $(FUZZ_TARGETS); do \
+		case $$t in sframe-decode) srcs=$(FUZZ_SFRAME_BUILD);; *) srcs=;; esac; \
 		$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $(FUZZ_INC) $(FUZZ_HAVE) fuzz/$$t.c \
-			-o $(B)/bin/fuzz-$$t -Wl,--start-group \
+			$$srcs -o $(B)/bin/fuzz-$$t -Wl,--start-group \
 			$(addprefix $(FUZZ_OUT)/,$(FUZZ_LIBS)) -Wl,--end-group \
 			$(FUZZ_EXTLIBS) || exit 1; \
 		echo "built $(B)/bin/fuzz-$$t"; \

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """Seed inputs for fuzz/sframe-decode.c: cut out of ELF files with .sframe,
-and built by the target itself from util/sframe-build.c.
+and built by the target itself from tools/perf/tests/sframe-build.c.
 
     fuzz/mkseeds-sframe.py OUTDIR [NAME=ELF...]
 
@@ -14,8 +14,8 @@ corpus (AArch64 of both byte orders, s390x), for every ABI.
 
 Then the target (FUZZ_BIN, default build/bin/fuzz-sframe-decode; make fuzz)
 writes `built-abi<N>-v<V>`: the section perf test sframe reads, made by the
-same builder (util/sframe-build.c), in every version under every row of the
-ABI table, so that a row added there is in the seeds as in the tests.
+same builder (tools/perf/tests/sframe-build.c), in every version under
+every row of the ABI table, so that a row added there is in the seeds as in the tests.
 """
 import os
 import struct

@@ -18,7 +18,7 @@
  *
  * With SFRAME_SEEDS=DIR in the environment it writes instead the seeds
  * fuzz/mkseeds-sframe.py adds to the corpus, and exits: the sample section
- * of util/sframe-build.c (the one perf test sframe reads) in every version
+ * of tests/sframe-build.c (the one perf test sframe reads) in every version
  * under every row of the ABI table.
  */
 #include <stdint.h>
@@ -29,7 +29,7 @@
 #include <linux/types.h>
 
 #include "util/sframe.h"
-#include "util/sframe-build.h"
+#include "tests/sframe-build.h"
 #include "util/sframe-walk.h"
 
 #define HDR	24

@@ -940,7 +940,6 @@ static int test__deferred_snapshot_sframe(struct test_suite *t __maybe_unused,
 	const u64 fp_only[] = { SF_PC(0x2008), SF_PC(0x2050), SF_PC(0x2080) };
 	u64 bad_ra[ARRAY_SIZE(stack)];
 	char path[] = "/tmp/perf-test-sframe-XXXXXX";
-	unsigned long fp_frames = sframe__nr_fp_frames;
 	struct thread *thread = NULL;
 	struct machine machine;
 	struct dso *dso = NULL;
@@ -985,7 +984,7 @@ static int test__deferred_snapshot_sframe(struct test_suite *t __maybe_unused,
 	if (!user_frames(&f.out[2], fp_only, ARRAY_SIZE(fp_only)))
 		goto out_fixture;
 	if (stats(&f)->fallback_sframe != 2 || stats(&f)->fallback_fp != 1 ||
-	    sframe__nr_fp_frames != fp_frames + 2)
+	    machine.sframe_stats.fp_frames != 2)
 		goto out_fixture;
 	ret = TEST_OK;
 out_fixture:

@@ -467,7 +467,7 @@ static int dc__build_chain(struct deferred_callchain *dc, enum dc_state state,
 	}
 	dc->chain[0] = pos;
 	sample->callchain = (struct ip_callchain *)dc->chain;
-	sample->callchain_stitched = true;
+	sample->merged_callchain = true;
 	sample->deferred_callchain = false;
 	return 0;
 }
@@ -950,7 +950,7 @@ static int dc__deliver_now(struct deferred_callchain *dc, union perf_event *even
 
 	ret = dc__deliver(dc, event, sample, machine, state, rec);
 	sample->callchain = callchain;
-	sample->callchain_stitched = false;
+	sample->merged_callchain = false;
 	sample->deferred_callchain = deferred;
 	return ret ?: dc__drain(dc, DC_FLUSH__SETTLED);
 }

@@ -28,23 +28,31 @@
 /* Bound of the index memory of one dso (one Dwfl module). */
 #define LIBDW_INLINE_MAX_BYTES	(256UL << 20)
 
-/*
- * libdw_inline__walk_functions_at - cu_walk_functions_at() through the index
+/**
+ * libdw_inline__walk_functions_at() - cu_walk_functions_at() through the
+ *				       index
  * @mod: the Dwfl module @cudie belongs to (holds the index)
  * @cudie: the CU DIE of @addr (from dwfl_module_addrdie())
  * @addr: the address, as cu_walk_functions_at() takes it
- * @callback, @data: as for cu_walk_functions_at()
+ * @callback: as for cu_walk_functions_at()
+ * @data: passed to @callback
  *
  * Calls @callback with the non-inlined function DIE containing @addr, then
  * each inlined subroutine down to the innermost one, until it returns
- * non-zero. Returns what cu_walk_functions_at() would.
+ * non-zero.
+ *
+ * Return: what cu_walk_functions_at() would: 0, -ENOENT when no function
+ * contains @addr, or what @callback returned to stop the walk.
  */
 int libdw_inline__walk_functions_at(Dwfl_Module *mod, Dwarf_Die *cudie,
 				    Dwarf_Addr addr,
 				    int (*callback)(Dwarf_Die *, void *),
 				    void *data);
 
-/* Free the indexes kept in the modules of @dwfl, before dwfl_end(). */
+/**
+ * libdw_inline__free_dwfl() - Free the indexes kept in a Dwfl's modules
+ * @dwfl: the dso's Dwfl, before dwfl_end()
+ */
 void libdw_inline__free_dwfl(Dwfl *dwfl);
 
 #endif /* PERF_LIBDW_INLINE_H */

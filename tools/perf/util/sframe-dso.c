@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,7 +30,6 @@
 #endif
 #include <linux/compiler.h>
 #include <linux/hash.h>
-#include <linux/list.h>
 #include <linux/string.h>
 #include <linux/zalloc.h>
 
@@ -67,56 +65,36 @@ struct sframe_dso {
 	struct Dwarf_CFI_s	*cfi;
 #endif
 	struct sframe_cfi_row	*cfi_rows;	/* see dso__cfi_row() */
+	/*
+	 * Its .sframe was rejected: "path: reason" for the stats block (NULL
+	 * if that could not be kept), see dso__sframe_rejected().
+	 */
+	bool			rejected;
+	char			*rejected_why;
 };
 
 /*
- * The sections rejected, by path and reason, for the stats block: kept
- * past their dso, which may be gone by the end of the session.
+ * Warn once for the dso's file at @path (the dso's state is loaded once),
+ * and keep it for the stats block, which lists the rejected sections of
+ * the session's dsos: they live as long as the session's machines.
  */
-struct sframe_rejected {
-	struct list_head	node;
-	char			*path;
-	char			*why;
-};
-
-unsigned long sframe__nr_rejected;
-static LIST_HEAD(sframe_rejected);
-static pthread_mutex_t sframe_rejected_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Warn once for the dso's file at @path, count it, keep it for the stats. */
-static void sframe__add_rejected(const char *path, const char *why)
+static void sframe_dso__reject(struct sframe_dso *sd, const char *path,
+			       const char *why)
 {
-	struct sframe_rejected *r = zalloc(sizeof(*r));
-
 	pr_warning("%s: invalid .sframe (%s), not using it\n", path, why);
-	pthread_mutex_lock(&sframe_rejected_lock);
-	sframe__nr_rejected++;
-	if (r) {
-		r->path = strdup(path);
-		r->why = strdup(why);
-		if (r->path && r->why) {
-			list_add_tail(&r->node, &sframe_rejected);
-			r = NULL;
-		}
-	}
-	pthread_mutex_unlock(&sframe_rejected_lock);
-	if (r) {
-		free(r->path);
-		free(r->why);
-		free(r);
-	}
+	sd->rejected = true;
+	if (asprintf(&sd->rejected_why, "%s: %s", path, why) < 0)
+		sd->rejected_why = NULL;
 }
 
-size_t sframe__fprintf_rejected(FILE *fp)
+bool dso__sframe_rejected(struct dso *dso, const char **why)
 {
-	struct sframe_rejected *r;
-	size_t printed = 0;
+	const struct sframe_dso *sd = dso__sframe_state(dso);
 
-	pthread_mutex_lock(&sframe_rejected_lock);
-	list_for_each_entry(r, &sframe_rejected, node)
-		printed += fprintf(fp, "    %s: %s\n", r->path, r->why);
-	pthread_mutex_unlock(&sframe_rejected_lock);
-	return printed;
+	if (!sd || !sd->rejected)
+		return false;
+	*why = sd->rejected_why ?: dso__long_name(dso);
+	return true;
 }
 
 /* Whether @path is @dso's binary: same build ID, or either has none. */
@@ -376,12 +354,12 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 				 "section at offset %#" PRIx64 ", %" PRIu64
 				 " bytes, past the end of the file (%" PRIu64 " bytes)",
 				 (u64)sh.sh_offset, (u64)sh.sh_size, file_size);
-			sframe__add_rejected(path, why);
+			sframe_dso__reject(sd, path, why);
 			break;
 		}
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf || !data->d_size) {
-			sframe__add_rejected(path, data && !data->d_size ?
+			sframe_dso__reject(sd, path, data && !data->d_size ?
 					     "empty section" :
 					     "section data cannot be read");
 			break;
@@ -393,12 +371,12 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 		err = sframe__decode(&sd->sec, sd->buf, data->d_size, sh.sh_addr);
 		if (!err && sframe_dso__check(sd, elf, &eh, why, sizeof(why))) {
 			sframe__exit(&sd->sec);
-			sframe__add_rejected(path, why);
+			sframe_dso__reject(sd, path, why);
 			zfree(&sd->buf);
 			break;
 		}
 		if (err) {
-			sframe__add_rejected(path, sd->sec.err);
+			sframe_dso__reject(sd, path, sd->sec.err);
 			zfree(&sd->buf);
 			break;
 		}
@@ -435,6 +413,7 @@ static void sframe_dso__free(struct sframe_dso *sd)
 		close(sd->fd);
 	sframe__exit(&sd->sec);
 	free(sd->cfi_rows);
+	free(sd->rejected_why);
 	free(sd->buf);
 	free(sd->loads);
 	free(sd);

@@ -10,7 +10,8 @@
  */
 
 #include <linux/types.h>
-#include <stdio.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 struct Elf;
 struct dso;
@@ -20,52 +21,98 @@ struct sframe_func;
 struct sframe_fre;
 struct sframe_section;
 
-/*
- * The decoded .sframe of @dso, loaded on first use and kept in the dso
- * until dso__delete() (NULL if it has none or it is invalid).  The file is
- * found as libdw's unwinder finds it: under --symfs, with the recording's
- * build ID; else in the build-id cache (perf archive); else debuginfod,
- * where configured; never a device file.  @bias receives what to
- * subtract from @pc, an address in @map, to get its ELF vaddr, if known
- * (then 0 is returned by dso__vaddr_bias()).
+/**
+ * dso__sframe() - The decoded .sframe of a dso
+ * @dso: the dso, whose SFrame state is loaded on first use and kept in it
+ *	 until dso__delete()
+ * @map: a map of @dso that holds @pc
+ * @pc: a runtime address in @map
+ * @bias: receives what to subtract from @pc to get its ELF vaddr
+ *
+ * The file is found as libdw's unwinder finds it: under --symfs, with the
+ * recording's build ID; else in the build-id cache (perf archive); else
+ * debuginfod, where configured; never a device file.  A section that is
+ * not valid is rejected once, with a warning, and remembered for the
+ * stats block (dso__sframe_rejected()).
+ *
+ * Return: the section, or NULL if @dso has none, it was rejected or @pc
+ * is in no load segment of the file (then @bias is not set).
  */
 const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
 					 u64 pc, u64 *bias);
+/**
+ * dso__vaddr_bias() - What to subtract from a runtime address to get its
+ *		       ELF vaddr
+ * @dso: the dso, whose SFrame state (load segments) is loaded on first use
+ * @map: a map of @dso that holds @pc
+ * @pc: a runtime address in @map
+ * @bias: receives the bias
+ *
+ * Return: 0, or -ENOENT when @pc is in no load segment of @dso's file (or
+ * the file cannot be read).
+ */
 int dso__vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias);
-/* Free what dso__sframe() keeps for @dso: dso__delete() calls it. */
+/**
+ * sframe__dso_delete() - Free what dso__sframe() keeps for a dso
+ * @dso: the dso; dso__delete() calls this
+ */
 void sframe__dso_delete(struct dso *dso);
 
-/*
- * Where .sframe does not reach: @dso's .eh_frame row at ELF address @vaddr as an
- * SFrame row, if the rules have SFrame's shape (CFA a register plus an
- * offset; RA and FP saved at CFA offsets, unchanged or undefined), with
- * the RA's and FP's columns of @abi, the dso's.
- * -ENOENT otherwise, or without libdw.
+/**
+ * dso__cfi_row() - An .eh_frame row as an SFrame row, where .sframe does
+ *		    not reach
+ * @dso: the dso, whose .eh_frame its SFrame state keeps open
+ * @abi: the dso's ABI row, whose RA and FP columns are taken
+ * @vaddr: an ELF virtual address of @dso's file
+ * @fre: filled with the row, ->cfi set
+ *
+ * Only rules of SFrame's shape are taken: the CFA a register plus an
+ * offset; RA and FP saved at CFA offsets, unchanged or undefined.
+ *
+ * Return: 0, or -ENOENT when there is no such row (or perf has no libdw).
  */
 int dso__cfi_row(struct dso *dso, const struct sframe_abi *abi, u64 vaddr,
 		 struct sframe_fre *fre);
 
-/*
+/**
+ * sframe__elf_functions() - The function symbols of an ELF file
+ * @elf: the file
+ * @funcs: receives them (to free), sorted by start; their names point
+ *	   into @elf
+ *
  * The FUNC symbols of @elf's .symtab, else of its .dynsym (a stripped
- * file), sorted by start, into @funcs (to free), for the check of
- * sframe__check_functions() and the names of perf sframe dump.  Their
- * names point into @elf.  Returns how many, or -ENOMEM.
+ * file), for the check of sframe__check_functions() and the names of
+ * perf sframe dump.
+ *
+ * Return: how many, or -ENOMEM; @funcs is to be freed in any case.
  */
 int sframe__elf_functions(struct Elf *elf, struct sframe_func **funcs);
-/*
- * sframe__check_functions() of @sec against @elf's symbols: 0, or -EINVAL
- * with why, the FDE and the function in @why.
+/**
+ * sframe__check_elf_functions() - sframe__check_functions() against the
+ *				   symbols of an ELF file
+ * @sec: a section decoded from @elf
+ * @elf: the file
+ * @why: receives why the section is not to be used, the FDE and the
+ *	 function, on failure
+ * @size: the size of @why
+ *
+ * Return: 0 (also when @elf has no function symbols), or -EINVAL.
  */
 int sframe__check_elf_functions(const struct sframe_section *sec,
 				struct Elf *elf, char *why, size_t size);
 
-/*
- * The .sframe sections of the DSOs unwound through that were rejected:
- * invalid (the decoder's reason, or FDEs that do not start at the
- * functions of the symbol table), or unreadable (past the end of the file,
- * empty); and their "path: reason" lines for the stats block.
+/**
+ * dso__sframe_rejected() - Whether a dso's .sframe was rejected
+ * @dso: the dso
+ * @why: if so, receives its "path: reason" line for the stats block
+ *
+ * Rejected when dso__sframe() loaded it: invalid (the decoder's reason,
+ * or FDEs that do not start at the functions of the symbol table), or
+ * unreadable (past the end of the file, empty).  The state is the dso's:
+ * a session lists the rejected sections of its machines' dsos.
+ *
+ * Return: true if it was rejected.
  */
-extern unsigned long sframe__nr_rejected;
-size_t sframe__fprintf_rejected(FILE *fp);
+bool dso__sframe_rejected(struct dso *dso, const char **why);
 
 #endif /* __PERF_SFRAME_DSO_H */

@@ -58,11 +58,21 @@ struct sframe_stack {
 	u64		size;
 };
 
-/*
- * Fill @frames from @frames[0] (the sampled registers) outwards, at most
- * @max, by the rules of @abi; return how many are filled and say why it
- * stopped in @stop.  A frame whose PC has no SFrame is still filled, with
- * the SP and FP it had, so that another unwinder can carry on from it.
+/**
+ * sframe_walk__unwind() - Walk a copied stack with SFrame rows
+ * @abi: the ABI table's row of the code (registers, RA rules, signal frame)
+ * @frames: @frames[0] holds the sampled registers; filled outwards
+ * @max: at most this many frames, @frames[0] included
+ * @stack: the copied stack @frames[0]'s SP points into
+ * @row: gives the row for a PC
+ * @arg: passed to @row
+ * @stop: why the walk stopped
+ *
+ * A frame whose PC has no SFrame is still filled, with the SP and FP it
+ * had, so that another unwinder can carry on from it.
+ *
+ * Return: how many frames are filled: 0 if @max < 1, else at least 1
+ * (@frames[0]); why it stopped is in @stop.
  */
 int sframe_walk__unwind(const struct sframe_abi *abi,
 			struct sframe_frame *frames, int max,

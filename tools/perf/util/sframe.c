@@ -16,8 +16,6 @@
 
 #include "sframe.h"
 
-unsigned long sframe__nr_invalid;
-
 /* DWARF register numbers of the registers the ABIs' rows name. */
 #define DW_X86_64_FP	6
 #define DW_X86_64_SP	7
@@ -211,7 +209,6 @@ static int sframe__fail(struct sframe_section *sec, const char *why)
 {
 	sec->err = why;
 	zfree(&sec->fdes);
-	sframe__nr_invalid++;
 	return -EINVAL;
 }
 

@@ -159,18 +159,56 @@ struct sframe_section {
 	const char		*err;		/* why decoding failed */
 };
 
-/* Sections rejected by sframe__decode(), over the life of the process. */
-extern unsigned long sframe__nr_invalid;
-
+/**
+ * sframe__decode() - Validate an SFrame section and index its FDEs
+ * @sec: filled in; on failure only @sec->err is meaningful
+ * @data: the section's bytes, which must outlive @sec (nothing is copied)
+ * @size: their size
+ * @addr: the section's ELF virtual address, that FDE starts are found from
+ *
+ * Checks the whole section once, in stages (header, each FDE with its
+ * FREs, all FREs together), so that lookups need not.  The decoder keeps
+ * no count of what it rejected: the caller counts the errors it gets.
+ *
+ * Return: 0, or -EINVAL for a section that is not valid (the reason in
+ * @sec->err) or -ENOMEM; on error there is nothing to free.
+ */
 int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 		   u64 addr);
+/**
+ * sframe__exit() - Free what sframe__decode() allocated for @sec
+ * @sec: a section sframe__decode() accepted
+ */
 void sframe__exit(struct sframe_section *sec);
 
+/**
+ * sframe__find_fde() - The function descriptor that covers a PC
+ * @sec: a decoded section
+ * @pc: an ELF virtual address of the section's object
+ *
+ * Return: the FDE whose range holds @pc, or NULL if none does.
+ */
 const struct sframe_fde *sframe__find_fde(const struct sframe_section *sec,
 					  u64 pc);
+/**
+ * sframe__find_fre() - The frame row that holds at a PC
+ * @sec: a decoded section
+ * @pc: an ELF virtual address of the section's object
+ * @fre: filled with the row, interpreted for the section's ABI
+ *
+ * Return: 0, or -ENOENT when no FDE covers @pc or no row of its FDE does.
+ */
 int sframe__find_fre(const struct sframe_section *sec, u64 pc,
 		     struct sframe_fre *fre);
-/* The @fre_idx-th row of FDE @fde_idx, to list a section. */
+/**
+ * sframe__get_fre() - A row by its place, to list a section
+ * @sec: a decoded section
+ * @fde_idx: the FDE, below @sec->nr_fdes
+ * @fre_idx: the row of that FDE, below its nr_fres
+ * @fre: filled with the row, interpreted for the section's ABI
+ *
+ * Return: 0, or -ENOENT for an index out of range.
+ */
 int sframe__get_fre(const struct sframe_section *sec, u32 fde_idx,
 		    u32 fre_idx, struct sframe_fre *fre);
 
@@ -182,16 +220,24 @@ struct sframe_func {
 	u32		shndx;		/* its section, for relocatable objects */
 };
 
-/*
- * Whether the FDEs start where the object's functions do: @funcs, its
- * function symbols sorted by start (size 0: end not known), @nr of them.
+/**
+ * sframe__check_functions() - Whether the FDEs start where the functions do
+ * @sec: a decoded section
+ * @funcs: the object's function symbols, sorted by start (size 0: end not
+ *	   known)
+ * @nr: how many
+ * @fde_idx: on failure, the FDE at fault
+ * @func_idx: on failure, the function it contradicts
+ *
  * An FDE whose range takes in a function's start without starting there,
  * or that starts inside a function, describes other code than its own (its
  * start was moved): its rows would be applied at the wrong offsets, which
  * no check of the section alone can see.  Signal frame FDEs may start before their
  * symbol (unwinders look up PC - 1 there), and code no symbol covers (PLT,
- * stripped objects) is not judged.  Returns NULL, or why the section is
- * not to be used, with the FDE in @fde_idx and the function in @func_idx.
+ * stripped objects) is not judged.
+ *
+ * Return: NULL, or why the section is not to be used, with the FDE in
+ * @fde_idx and the function in @func_idx.
  */
 const char *sframe__check_functions(const struct sframe_section *sec,
 				    const struct sframe_func *funcs, size_t nr,
@@ -238,12 +284,34 @@ struct sframe_abi {
 	struct sframe_fre fp_row;
 };
 
-/* The row of @abi, NULL if the format defines no such ABI. */
+/**
+ * sframe__abi() - The ABI table's row of an SFrame ABI
+ * @abi: SFRAME_ABI_*, as a section's header gives it
+ *
+ * Return: the row, or NULL if the format defines no such ABI.
+ */
 const struct sframe_abi *sframe__abi(u8 abi);
-/* The row of code for ELF machine @e_machine in that byte order, or NULL. */
+/**
+ * sframe__abi_of_machine() - The ABI table's row of an ELF machine
+ * @e_machine: EM_*, as the thread's dso gives it
+ * @big_endian: that code's byte order
+ *
+ * Return: the row, or NULL if SFrame defines no ABI for it.
+ */
 const struct sframe_abi *sframe__abi_of_machine(u16 e_machine, bool big_endian);
+/**
+ * sframe__abi_name() - The name of an SFrame ABI, for messages and dumps
+ * @abi: SFRAME_ABI_*, as a section's header gives it
+ *
+ * Return: its name, or "unknown" (never NULL).
+ */
 const char *sframe__abi_name(u8 abi);
-/* Every row, for tests and dumps: @i from 0 until NULL. */
+/**
+ * sframe__abi_nth() - Every row of the ABI table, for tests and dumps
+ * @i: from 0, until NULL comes back
+ *
+ * Return: the @i-th row, or NULL past the last.
+ */
 const struct sframe_abi *sframe__abi_nth(unsigned int i);
 
 #endif /* __PERF_SFRAME_H */

@@ -27,6 +27,7 @@
 #include "callchain.h"
 #include "debug.h"
 #include "dso.h"
+#include "dsos.h"
 #include "machine.h"
 #include "map.h"
 #include "maps.h"
@@ -42,76 +43,149 @@
 #include "unwind-sframe.h"
 #include "util.h"
 
-/* See unwind-sframe.h. */
-unsigned long sframe__nr_samples;
-unsigned long sframe__nr_snapshots;
-unsigned long sframe__nr_frames;
-unsigned long sframe__nr_cfi_frames;
-unsigned long sframe__nr_fallback_frames;
-unsigned long sframe__nr_fp_frames;
-unsigned long sframe__nr_no_sframe;
-unsigned long sframe__nr_stopped;
-
-bool sframe__stats_any(void)
+/*
+ * The counters are the machine's (struct machine's sframe_stats): the
+ * samples of a machine are unwound by one thread at a time, the one that
+ * delivers the session's events (perf report, perf script, perf inject:
+ * the main thread; perf top: its event processing thread), as for the
+ * session's events_stats and the dso's libdw state.  So they need no lock.
+ * A session's block sums its machines' counters, with the sections each
+ * dso's SFrame state rejected (sframe-dso.h).
+ */
+static struct unwind_sframe_stats *unwind_sframe__stats(struct thread *thread)
 {
-	return sframe__nr_samples || sframe__nr_snapshots || sframe__nr_rejected;
+	return &maps__machine(thread__maps(thread))->sframe_stats;
 }
 
-/* Once per session: what the counters say the user did not ask for. */
-static void sframe__warn_summary(void)
-{
-	static bool warned;
+/* A session's block: its machines' counters, its dsos' rejected sections. */
+struct unwind_sframe_sum {
+	struct unwind_sframe_stats	st;
+	u64				rejected;
+	FILE				*fp;	/* to list the rejected ones */
+	size_t				printed;
+};
 
-	if (warned || !sframe__nr_samples)
-		return;
-	warned = true;
-	if (sframe__nr_no_sframe == sframe__nr_samples)
-		pr_warning("SFrame: none of the %lu samples unwound had a .sframe row on its stack%s\n",
-			   sframe__nr_samples,
-			   sframe__nr_cfi_frames || sframe__nr_fallback_frames ?
+/*
+ * A dsos__for_each_dso() callback: count @dso if its section was
+ * rejected and, given a @sum->fp, print why.
+ */
+static int unwind_sframe__fprintf_rejected(struct dso *dso, void *arg)
+{
+	struct unwind_sframe_sum *sum = arg;
+	const char *why;
+
+	if (!dso__sframe_rejected(dso, &why))
+		return 0;
+	sum->rejected++;
+	if (sum->fp)
+		sum->printed += fprintf(sum->fp, "    %s\n", why);
+	return 0;
+}
+
+static void unwind_sframe__sum_machine(struct machine *machine,
+				       struct unwind_sframe_sum *sum)
+{
+	const struct unwind_sframe_stats *st = &machine->sframe_stats;
+
+	sum->st.samples += st->samples;
+	sum->st.snapshots += st->snapshots;
+	sum->st.frames += st->frames;
+	sum->st.cfi_frames += st->cfi_frames;
+	sum->st.fallback_frames += st->fallback_frames;
+	sum->st.fp_frames += st->fp_frames;
+	sum->st.no_sframe += st->no_sframe;
+	sum->st.stopped += st->stopped;
+	dsos__for_each_dso(&machine->dsos, unwind_sframe__fprintf_rejected, sum);
+}
+
+/*
+ * Sum the host's and the guests' counters into @sum; with a @sum->fp,
+ * list their rejected sections.  Whether there is anything to say.
+ */
+static bool unwind_sframe__sum(struct machines *machines,
+			       struct unwind_sframe_sum *sum)
+{
+	unwind_sframe__sum_machine(&machines->host, sum);
+	for (struct rb_node *nd = rb_first_cached(&machines->guests); nd;
+	     nd = rb_next(nd))
+		unwind_sframe__sum_machine(rb_entry(nd, struct machine, rb_node), sum);
+	return sum->st.samples || sum->st.snapshots || sum->rejected;
+}
+
+/*
+ * What the counters say the user did not ask for.  perf report prints
+ * either its header line or the --stats block, perf script the block: so
+ * this is said once per session.
+ */
+static void unwind_sframe__warn_summary(const struct unwind_sframe_stats *st)
+{
+	if (st->samples && st->no_sframe == st->samples)
+		pr_warning("SFrame: none of the %" PRIu64 " samples unwound had a .sframe row on its stack%s\n",
+			   st->samples,
+			   st->cfi_frames || st->fallback_frames ?
 			   ": their caller frames came from .eh_frame and libdw" : "");
 }
 
-size_t sframe__fprintf_stats(FILE *fp)
+static size_t unwind_sframe__fprintf_rows(const struct unwind_sframe_sum *sum,
+					  FILE *fp)
 {
+	const struct unwind_sframe_stats *st = &sum->st;
 	const struct {
 		const char *name;
-		unsigned long val;
+		u64 val;
 	} rows[] = {
-		{ "samples unwound",		sframe__nr_samples },
-		{ "deferred snapshots",		sframe__nr_snapshots },
-		{ "frames by SFrame",		sframe__nr_frames },
-		{ "frames by .eh_frame",	sframe__nr_cfi_frames },
-		{ "frames by libdw after",	sframe__nr_fallback_frames },
-		{ "frames by fp after",		sframe__nr_fp_frames },
-		{ "samples without .sframe",	sframe__nr_no_sframe },
-		{ "samples stopped early",	sframe__nr_stopped },
-		{ "sections rejected",		sframe__nr_rejected },
+		{ "samples unwound",		st->samples },
+		{ "deferred snapshots",		st->snapshots },
+		{ "frames by SFrame",		st->frames },
+		{ "frames by .eh_frame",	st->cfi_frames },
+		{ "frames by libdw after",	st->fallback_frames },
+		{ "frames by fp after",		st->fp_frames },
+		{ "samples without .sframe",	st->no_sframe },
+		{ "samples stopped early",	st->stopped },
+		{ "sections rejected",		sum->rejected },
 	};
-	size_t printed;
+	size_t printed = 0;
 
-	if (!sframe__stats_any())
-		return 0;
-	sframe__warn_summary();
-	printed = fprintf(fp, "\nSFrame unwinding:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
-		printed += fprintf(fp, "  %-24s %10lu\n", rows[i].name, rows[i].val);
-	return printed + sframe__fprintf_rejected(fp);
+		printed += fprintf(fp, "  %-24s %10" PRIu64 "\n", rows[i].name, rows[i].val);
+	return printed;
 }
 
-size_t sframe__fprintf_header(FILE *fp)
+size_t sframe__fprintf_stats(struct machines *machines, FILE *fp)
 {
+	struct unwind_sframe_sum sum = { .fp = NULL };
 	size_t printed;
 
-	if (!sframe__stats_any())
+	if (!unwind_sframe__sum(machines, &sum))
 		return 0;
-	sframe__warn_summary();
-	printed = fprintf(fp, "# SFrame unwinding: %lu samples, %lu deferred snapshots; caller frames by .sframe %lu, .eh_frame %lu, libdw %lu, frame pointers %lu; %lu samples without .sframe, %lu stopped early; %lu sections rejected\n",
-			  sframe__nr_samples, sframe__nr_snapshots,
-			  sframe__nr_frames, sframe__nr_cfi_frames,
-			  sframe__nr_fallback_frames, sframe__nr_fp_frames,
-			  sframe__nr_no_sframe, sframe__nr_stopped,
-			  sframe__nr_rejected);
+	unwind_sframe__warn_summary(&sum.st);
+	printed = fprintf(fp, "\nSFrame unwinding:\n");
+	printed += unwind_sframe__fprintf_rows(&sum, fp);
+	/* Then each rejected section, with why (unwind_sframe__fprintf_rejected()). */
+	sum = (struct unwind_sframe_sum){ .fp = fp };
+	unwind_sframe__sum(machines, &sum);
+	return printed + sum.printed;
+}
+
+size_t sframe__fprintf_header(struct machines *machines, FILE *fp)
+{
+	struct unwind_sframe_sum sum = { .fp = NULL };
+	const struct unwind_sframe_stats *st = &sum.st;
+	size_t printed;
+
+	if (!unwind_sframe__sum(machines, &sum))
+		return 0;
+	unwind_sframe__warn_summary(st);
+	printed = fprintf(fp, "# SFrame unwinding: %" PRIu64
+			  " samples, %" PRIu64
+			  " deferred snapshots; caller frames by .sframe %" PRIu64
+			  ", .eh_frame %" PRIu64 ", libdw %" PRIu64
+			  ", frame pointers %" PRIu64 "; %" PRIu64
+			  " samples without .sframe, %" PRIu64
+			  " stopped early; %" PRIu64 " sections rejected\n",
+			  st->samples, st->snapshots, st->frames, st->cfi_frames,
+			  st->fallback_frames, st->fp_frames, st->no_sframe,
+			  st->stopped, sum.rejected);
 	return printed + fprintf(fp, "#\n");
 }
 
@@ -142,13 +216,14 @@ void sframe__count_sample(struct machine *machine, struct perf_sample *sample)
 }
 
 /* Caller frames 1..@n-1 of a walk, by the rows that found them. */
-static void sframe__count_frames(const struct sframe_frame *frames, int n)
+static void sframe__count_frames(struct unwind_sframe_stats *st,
+				 const struct sframe_frame *frames, int n)
 {
 	for (int i = 1; i < n; i++) {
 		if (frames[i].cfi)
-			sframe__nr_cfi_frames++;
+			st->cfi_frames++;
 		else
-			sframe__nr_frames++;
+			st->frames++;
 	}
 }
 
@@ -288,14 +363,14 @@ static int count_entry(struct unwind_entry *entry, void *arg)
  * sframe-only ended a stack at a frame without .sframe: say so once, with
  * where, since the stacks are shorter than they look.
  */
-static void sframe__warn_cut(const struct sframe_lookup_arg *la, u64 ip)
+static void sframe__warn_cut(struct unwind_sframe_stats *st,
+			     const struct sframe_lookup_arg *la, u64 ip)
 {
-	static bool warned;
 	int slot = sframe_lookup__slot(la, ip);
 
-	if (warned)
+	if (st->warned_cut)
 		return;
-	warned = true;
+	st->warned_cut = true;
 	pr_warning("sframe-only: no .sframe row for %#" PRIx64 " in %s: user stacks end there (--unwind-style sframe goes on with .eh_frame and libdw)\n",
 		   ip, slot >= 0 ? dso__long_name(la->hit[slot].dso) : "unmapped code");
 }
@@ -453,6 +528,7 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 			struct thread *thread, struct perf_sample *data,
 			int max_stack, bool best_effort, bool hybrid, bool last)
 {
+	struct machine *machine = maps__machine(thread__maps(thread));
 	struct sframe_lookup_arg la = { .thread = thread, .cfi = hybrid };
 	struct sframe_stack stack;
 	struct sframe_frame *frames;
@@ -488,9 +564,9 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 		ret = 0;
 		goto out;
 	}
-	sframe__nr_samples++;
+	machine->sframe_stats.samples++;
 	if (!la.used)
-		sframe__nr_no_sframe++;
+		machine->sframe_stats.no_sframe++;
 
 	if (stop == SFRAME_STOP_NO_SFRAME && hybrid && n == 1) {
 		/* Nothing for SFrame to do: plain libdw. */
@@ -499,7 +575,7 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 		ret = libdw__get_entries(count_entry, &c, thread, data,
 					 max_stack, best_effort);
 		if (c.n > 1)
-			sframe__nr_fallback_frames += c.n - 1;
+			machine->sframe_stats.fallback_frames += c.n - 1;
 		goto out;
 	}
 
@@ -528,19 +604,19 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 						 !frames[n - 2].sigtramp);
 		if (got > 1) {
 			nr = n - 2 + got;
-			sframe__count_frames(frames, n - 1);
-			sframe__nr_fallback_frames += got - 1;
+			sframe__count_frames(&machine->sframe_stats, frames, n - 1);
+			machine->sframe_stats.fallback_frames += got - 1;
 		} else {
-			sframe__count_frames(frames, n);
-			sframe__nr_stopped++;
+			sframe__count_frames(&machine->sframe_stats, frames, n);
+			machine->sframe_stats.stopped++;
 		}
 	} else {
-		sframe__count_frames(frames, n);
+		sframe__count_frames(&machine->sframe_stats, frames, n);
 		if (stop == SFRAME_STOP_NO_SFRAME || stop == SFRAME_STOP_STACK ||
 		    stop == SFRAME_STOP_BAD)
-			sframe__nr_stopped++;
+			machine->sframe_stats.stopped++;
 		if (stop == SFRAME_STOP_NO_SFRAME && !hybrid)
-			sframe__warn_cut(&la, frames[n - 1].ip);
+			sframe__warn_cut(&machine->sframe_stats, &la, frames[n - 1].ip);
 	}
 
 	ret = sframe__emit(cb, arg, thread, &la, ips, nr);
@@ -607,11 +683,11 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	/* Return addresses as the kernel's callchains give them. */
 	for (nr = 0; nr < n; nr++)
 		ips[nr] = f[nr].ip;
-	sframe__nr_snapshots++;
-	sframe__count_frames(f, n);
+	unwind_sframe__stats(thread)->snapshots++;
+	sframe__count_frames(unwind_sframe__stats(thread), f, n);
 	if (stop != SFRAME_STOP_NO_SFRAME) {
 		if (stop == SFRAME_STOP_STACK || stop == SFRAME_STOP_BAD)
-			sframe__nr_stopped++;
+			unwind_sframe__stats(thread)->stopped++;
 		goto out;
 	}
 
@@ -633,9 +709,9 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	 */
 	n = sframe_walk__fp_abi(la.abi, &stack, f[n - 1].sp, f[n - 1].fp, ips + nr,
 				max - nr, sframe__code_addr, thread);
-	sframe__nr_fp_frames += n;
+	unwind_sframe__stats(thread)->fp_frames += n;
 	if (!n)
-		sframe__nr_stopped++;
+		unwind_sframe__stats(thread)->stopped++;
 	nr += n;
 out:
 	sframe_buf__exit(&buf);
