@@ -13,7 +13,8 @@ and MMAP2 records, up to META_BUDGET bytes), then whole events up to DATA_BUDGET
 (NAME-head) and a window from its middle (NAME-mid, where the deferred
 records sit among their samples).  With PERF (our perf), each head seed is
 also written in pipe mode (NAME-head.pipe: perf inject -o -, attrs and
-features as events).  --generated writes small files of
+features as events), and with damaged attrs (NAME-head-st-*, -ids-zero,
+-attr-size: attr_seeds()).  --generated writes small files of
 tests/lib/deferred_scenario.py: snapshots, cross-endian, -a, two events, pipe.
 
 Python stdlib only.
@@ -121,6 +122,22 @@ def generated(outdir):
         deferred_scenario.write_scenario(sc, os.path.join(outdir, name), **w_kw)
 
 
+def attr_seeds(outdir, name):
+    """Damaged attrs of the head seed name (issue 25): a sample_type bit
+    its samples lack (PHYS_ADDR, CPU) or one they have cleared (TIME),
+    with several attrs their ids sections zeroed, the header's attr_size
+    off by 8 (the attrs found by their layout)."""
+    f = damage.PerfFile(os.path.join(outdir, name))
+    write(outdir, name + '-st-phys', damage.sample_type_bit(f, 0, 'PHYS_ADDR'))
+    write(outdir, name + '-st-cpu', damage.sample_type_bit(f, 0, 'CPU'))
+    write(outdir, name + '-st-time', damage.sample_type_bit(f, 0, 'TIME'))
+    write(outdir, name + '-attr-size', damage.patch(f.raw, 16, '<Q', f.attr_size + 8))
+    if len(damage.attrs(f)) > 1:
+        write(outdir, name + '-ids-zero', damage.ids_zeroed(f))
+        write(outdir, name + '-st-last', damage.sample_type_bit(f, len(damage.attrs(f)) - 1,
+                                                                'IDENTIFIER'))
+
+
 def main(argv):
     gen = argv[:1] == ['--generated']
     if gen:
@@ -140,6 +157,8 @@ def main(argv):
             write(outdir, '%s-%s' % (name, kind), raw)
             if perf and kind == 'head':
                 to_pipe(perf, outdir, '%s-%s' % (name, kind))
+            if kind == 'head':
+                attr_seeds(outdir, '%s-%s' % (name, kind))
 
 
 if __name__ == '__main__':

@@ -203,3 +203,50 @@ def feature_section(f, feat):
     assert bits & (1 << feat), feat
     n = bin(bits & ((1 << feat) - 1)).count('1')
     return struct.unpack_from('<QQ', f.raw, f.data_end + 16 * n)
+
+
+# The sample_type bits damage_sample_type() flips: every field a sample
+# can have (PERF_SAMPLE_*).
+SAMPLE_TYPE_BITS = {'IP': 0, 'TID': 1, 'TIME': 2, 'ADDR': 3, 'READ': 4, 'CALLCHAIN': 5,
+                    'ID': 6, 'CPU': 7, 'PERIOD': 8, 'STREAM_ID': 9, 'RAW': 10,
+                    'BRANCH_STACK': 11, 'REGS_USER': 12, 'STACK_USER': 13, 'WEIGHT': 14,
+                    'DATA_SRC': 15, 'IDENTIFIER': 16, 'TRANSACTION': 17, 'REGS_INTR': 18,
+                    'PHYS_ADDR': 19, 'AUX': 20, 'CGROUP': 21, 'DATA_PAGE_SIZE': 22,
+                    'CODE_PAGE_SIZE': 23, 'WEIGHT_STRUCT': 24}
+
+
+def attrs(f):
+    """[(file offset of the attr, its sample_type, ids offset, ids size)]."""
+    out = []
+    for off in range(f.attrs_off, f.attrs_off + f.attrs_size, f.attr_size):
+        st, = struct.unpack_from('<Q', f.raw, off + 24)
+        ids_off, ids_size = struct.unpack_from('<QQ', f.raw, off + f.attr_size - 16)
+        out.append((off, st, ids_off, ids_size))
+    return out
+
+
+def sample_type_bit(f, attr, bit):
+    """attr's sample_type with bit (a name of SAMPLE_TYPE_BITS) flipped:
+    its samples lack a field it says they have, or have one it does not
+    name."""
+    off, st, _, _ = attrs(f)[attr]
+    return patch(f.raw, off + 24, '<Q', st ^ (1 << SAMPLE_TYPE_BITS[bit]))
+
+
+def ids_zeroed(f, which=None):
+    """The ids sections of the attrs in which (default: all) zeroed: the
+    samples' ids are no attr's."""
+    raw = f.raw
+    for i, (_, _, ids_off, ids_size) in enumerate(attrs(f)):
+        if which is None or i in which:
+            raw = raw[:ids_off] + bytes(ids_size) + raw[ids_off + ids_size:]
+    return raw
+
+
+def ids_flipped(f, attr, bit=3):
+    """One bit flipped in each id of attr's ids section."""
+    raw = bytearray(f.raw)
+    _, _, ids_off, ids_size = attrs(f)[attr]
+    for o in range(ids_off, ids_off + ids_size, 8):
+        raw[o] ^= 1 << bit
+    return bytes(raw)

@@ -12,6 +12,7 @@ totals; not a test (tests/damaged/test_damaged.py checks the exact
 samples), a measurement for docs/robustness.md and issue 13.
 """
 import argparse
+import collections
 import os
 import random
 import re
@@ -30,12 +31,17 @@ RECORDINGS = [os.path.join(common.REAL, 'defer-st.data'), os.path.join(common.RE
      for n in ('st-defer', 'mt-defer', 'two-defer', 'sys-defer', 'exit-defer', 'deep300-defer')]
 
 
-def count(perf, path):
-    """(samples printed, exit status) of perf script on path."""
+def count(perf, path, orig=None):
+    """(samples printed, exit status) of perf script on path; with orig
+    (a Counter of the intact file's (tid, time)), those printed as the
+    intact file has them."""
     r = subprocess.run([perf, 'script', '-i', path, '-F', 'tid,time'], text=True,
                        errors='replace', stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                        timeout=300)
-    return perf_script.count_samples(r.stdout, 'tid,time'), r.returncode
+    if orig is None:
+        return perf_script.count_samples(r.stdout, 'tid,time'), r.returncode
+    got = collections.Counter((s.tid, s.time) for s in perf_script.samples(r.stdout, 'tid,time'))
+    return sum((got & orig).values()), r.returncode
 
 
 def whole_samples(f, upto):
@@ -81,6 +87,15 @@ def mutations(f, rng, flips):
     recs = [e for e in f.events if e[1] == 22]
     if recs:
         yield 'deferred record cut to 16', d.truncated_records(f, [recs[len(recs) // 2]]), n
+    # The attrs against their samples: each sample_type bit flipped in
+    # turn in each attr, the ids sections zeroed (issue 25).
+    for i in range(len(d.attrs(f))):
+        for bit in d.SAMPLE_TYPE_BITS:
+            yield 'sample_type ^%s' % bit, d.sample_type_bit(f, i, bit), n
+    if len(d.attrs(f)) > 1:
+        yield 'ids of attr 0 zeroed', d.ids_zeroed(f, [0]), n
+        yield 'ids of attr 0 flipped', d.ids_flipped(f, 0), n
+        yield 'ids of every attr zeroed', d.ids_zeroed(f), n
     for i in range(flips):
         evs = rng.sample(ss, 5)
         yield 'bit flips in 5 samples', flip_bits(f, rng, evs, 4), n - 5
@@ -94,6 +109,9 @@ def main():
     ap.add_argument('--seed', type=int, default=13)
     ap.add_argument('--flips', type=int, default=3)
     ap.add_argument('--keep', help='keep the files where ours loses samples there')
+    ap.add_argument('--only', help='only the kinds whose name has this')
+    ap.add_argument('--exact', action='store_true',
+                    help='count only the samples printed as the intact file has them (tid, time)')
     args = ap.parse_args()
     rng = random.Random(args.seed)
     perfs = [('ours', common.PERF), ('upstream', common.PERF_UPSTREAM)]
@@ -102,7 +120,15 @@ def main():
         for rec in RECORDINGS:
             f = d.PerfFile(rec)
             orig = count(common.PERF, rec)[0]
+            exact = None
+            if args.exact:
+                r = subprocess.run([common.PERF, 'script', '-i', rec, '-F', 'tid,time'], text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                exact = collections.Counter((s.tid, s.time)
+                                            for s in perf_script.samples(r.stdout, 'tid,time'))
             for kind, raw, expect in mutations(f, rng, args.flips):
+                if args.only and args.only not in kind:
+                    continue
                 p = os.path.join(tmp, 'm.data')
                 with open(p, 'wb') as o:
                     o.write(raw)
@@ -111,7 +137,7 @@ def main():
                 k['expect'] += expect
                 k['orig'] += orig
                 for name, perf in perfs:
-                    got, rc = count(perf, p)
+                    got, rc = count(perf, p, exact)
                     k[name] = k.get(name, 0) + min(got, expect)
                     k[name + ' crash'] = k.get(name + ' crash', 0) + (rc < 0)
                     k[name + ' rc'] = k.get(name + ' rc', 0) + (rc != 0)

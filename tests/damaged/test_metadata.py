@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import common                                   # noqa: E402
 import perf_counters                            # noqa: E402
 import perf_script                              # noqa: E402
+import damage                                   # noqa: E402
 from perf_abi import HEADER_CMDLINE, HEADER_NRCPUS  # noqa: E402
 
 PERF = common.PERF
@@ -312,6 +313,73 @@ class Metadata(common.PerfTestCase):
                     self.assertLess(len(self.samples(ru.stdout)),
                                     len(self.original(src)), (src, name))
 
+    def check_samples(self, src, name, raw, warning, counter):
+        """Every sample of src comes out of the damaged copy raw as in
+        src, exit 0, with the warning (a regex) and the counter of perf
+        report --stats's "Damaged input" at 1 or more."""
+        p = self.write(name, raw)
+        r = self.script(p)
+        self.assertEqual(r.returncode, 0, '%s: %s' % (name, r.stderr[-2000:]))
+        self.assertEqual(self.samples(r.stdout), self.original(src), name)
+        self.assertRegex(r.stderr, warning, name)
+        self.assertGreaterEqual(self.damaged_stats(p)[counter], 1, name)
+        return p, r
+
+    def test_sample_type(self):
+        """An attr's sample_type with a bit its samples do not have, or
+        without one they have (PHYS_ADDR set: upstream and before skipped
+        every sample; CPU, ADDR, ID...: misread or refused): the samples
+        pick the layout they parse with, one bit away.  (The files of
+        several attrs: some bits not yet, not checked here.)"""
+        for src in FILES[:2]:
+            f = FeatFile(src)
+            for bit in ('TIME', 'CPU', 'ADDR', 'PERIOD', 'ID', 'IDENTIFIER', 'READ',
+                        'CALLCHAIN', 'RAW', 'PHYS_ADDR', 'CGROUP', 'DATA_PAGE_SIZE', 1 << 40):
+                if bit == 1 << 40:
+                    name = 'bit 40'
+                    off = damage.attrs(f)[0][0]
+                    raw = patch(f.raw, off + 24, '<Q', damage.attrs(f)[0][1] | bit)
+                else:
+                    name = bit
+                    raw = damage.sample_type_bit(f, 0, bit)
+                self.check_samples(src, 'st.data', raw,
+                                   r'the samples of attr 0 \(\S+\) do not parse with its '
+                                   r'sample_type %#x: \d+ of the first \d+ do with %#x'
+                                   % (struct.unpack_from('<Q', raw, damage.attrs(f)[0][0] + 24)[0],
+                                      damage.attrs(f)[0][1]),
+                                   'sample_types from samples')
+
+    def test_sample_type_of_sampleless_attr(self):
+        """-a's dummy event has no samples; its records' sample_id is laid
+        out like the other attrs': a sample_id bit flipped in it is taken
+        back from theirs (upstream: "non matching sample_type" for
+        IDENTIFIER, misread records for the others)."""
+        src = FILES[3]
+        f = FeatFile(src)
+        for bit in ('IDENTIFIER', 'CPU', 'TIME', 'STREAM_ID'):
+            self.check_samples(src, 'dummy.data', damage.sample_type_bit(f, 1, bit),
+                               r'attr 1 \(\S+\) has no samples to check its sample_type',
+                               'sample_types from samples')
+
+    def test_ids(self):
+        """Several attrs, one ids section or all of them damaged (zeroed,
+        a bit flipped in each id): every sample's id is no attr's, so
+        upstream and before skipped them.  The ids come from the samples:
+        by layout, or by the order the kernel gave them in.  (-a, sys-defer:
+        a few more samples come out than of the intact file, not yet
+        understood: not checked here.)"""
+        for src in FILES[2:3]:
+            f = FeatFile(src)
+            for name, raw in (('zero0', damage.ids_zeroed(f, [0])),
+                              ('flip0', damage.ids_flipped(f, 0)),
+                              ('zero', damage.ids_zeroed(f))):
+                self.check_samples(src, 'ids-%s.data' % name, raw,
+                                   r'no sample has an id of attr 0 \(\S+\)',
+                                   'attr ids from samples')
+                if os.path.exists(UPSTREAM):
+                    ru = self.script(self.write('ids.data', raw), perf=UPSTREAM)
+                    self.assertLess(len(self.samples(ru.stdout)), len(self.original(src)))
+
     def test_inject_reads_in_upstream(self):
         """perf inject of a file with damaged metadata writes only what it
         understood: pristine perf reads every sample of its output."""
@@ -320,7 +388,9 @@ class Metadata(common.PerfTestCase):
         for name, raw in (('cmdline', garbage_section(f, HEADER_CMDLINE)),
                           ('bit', spurious_bit(f, HEADER_BRANCH_STACK)),
                           ('cut', cut_in_table(f, 3)),
-                          ('attrs', patch(f.raw, 24, '<Q', 0))):
+                          ('attrs', patch(f.raw, 24, '<Q', 0)),
+                          ('sample_type', damage.sample_type_bit(f, 0, 'PHYS_ADDR')),
+                          ('ids', damage.ids_zeroed(f, [0]))):
             p = self.write('inj-%s.data' % name, raw)
             out = p + '.out'
             r = common.run([PERF, 'inject', '-i', p, '-o', out], check=False)
