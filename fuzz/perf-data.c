@@ -252,7 +252,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* perf report --stats, and the end-of-run warnings. */
 	perf_session__fprintf_nr_events(session, devnull);
 	perf_session__fprintf_deferred_stats(session, devnull);
-	perf_session__fprintf_damage_stats(session, devnull);
+	reader_damage__fprintf(&session->damage, session, devnull);
 	perf_session__fprintf_info(session, devnull, /*full=*/true);
 	zstd_fini(&session->zstd_data);
 	perf_session__delete(session);

@@ -250,3 +250,24 @@ def ids_flipped(f, attr, bit=3):
     for o in range(ids_off, ids_off + ids_size, 8):
         raw[o] ^= 1 << bit
     return bytes(raw)
+
+
+def odd_size_record(f, index, size=84):
+    """A HEADER_FEATURE record of size bytes (not a multiple of 8, as perf
+    before COMPRESSED2 wrote PERF_RECORD_COMPRESSED) inserted after the
+    data's event index: every event after it sits at an address that is not
+    8-byte aligned.  Its feature is HEADER_OSRELEASE, a string; the data
+    size and the feature sections' offsets move with it."""
+    assert not f.pipe and size % 8 and size >= 24
+    text = b'odd-size'.ljust(size - 20, b'\0')
+    rec = struct.pack('<IHHQI', HEADER_FEATURE, 0, size, 4, len(text)) + text
+    assert len(rec) == size
+    off = f.events[index][0] + f.events[index][2]
+    raw = f.raw[:off] + rec + f.raw[off:]
+    raw = f.with_data_size(raw, f.data_size + size)
+    bits = int.from_bytes(f.raw[72:104], 'little')
+    table = f.data_end + size
+    for n in range(bin(bits).count('1')):
+        sec_off = struct.unpack_from('<Q', raw, table + 16 * n)[0]
+        raw = patch(raw, table + 16 * n, '<Q', sec_off + size)
+    return raw

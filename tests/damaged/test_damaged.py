@@ -342,6 +342,21 @@ class Damaged(common.PerfTestCase):
         self.assertIn('%d bad event headers: skipped %d bytes' %
                       (len(bad), sum(e[2] for e in bad)), r.stderr)
 
+    def test_misaligned_after_odd_size(self):
+        """A record whose size is not a multiple of 8 early in the data: the
+        events after it are misaligned in the mapped file.  Ours copies
+        each of them aligned (the copies live until ordered events delivers
+        them) and prints every sample, as from the original file."""
+        f = d.PerfFile(DEFER_ST)
+        orig = self.original(DEFER_ST)
+        p = self.write('odd.data', d.odd_size_record(f, 2))
+        r = self.script(p)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn('bad event header', r.stderr)
+        self.assertEqual(sample_times(r.stdout), orig)
+        r = self.script(p, fields='tid,time,ip,sym')
+        self.assertEqual(r.stdout, self.script(DEFER_ST, fields='tid,time,ip,sym').stdout)
+
     def pipe_of(self, name):
         src = os.path.join(GUEST, name + '.data')
         pipe = os.path.join(self.tmp, name + '.pipe')
