@@ -4,14 +4,14 @@
  * walker above it (util/sframe-walk.[ch]).
  *
  * Input: 8 bytes of section address, 8 bytes of PC, 8 bytes of SP, then
- * the .sframe section.  A section sframe__decode() accepts must survive
+ * the .sframe section.  A section sframe_section__decode() accepts must survive
  * every lookup: each FDE's start, middle and end, the given PC, every row of
  * every FDE, and an unwind of a small stack made of the input's own bytes.
  *
  * Beyond memory safety, the contract of sframe.h is checked (abort() on a
  * breach, so libFuzzer keeps the input): FDEs sorted; the FDE found for a PC
  * covers it; the row found for a PC covers it; every row of a section that
- * decoded is readable, since sframe__decode() validated them all; rejected
+ * decoded is readable, since sframe_section__decode() validated them all; rejected
  * sections say why; the unwinder fills at most what it is given and the
  * stack grows outwards except across a signal frame (or stays, once, for
  * a frame whose RA was still in its register).
@@ -42,7 +42,7 @@ static int row(u64 pc, struct sframe_fre *fre, void *arg)
 {
 	struct unwind_arg *ua = arg;
 
-	return sframe__find_fre(ua->sec, pc, fre);
+	return sframe_section__find_fre(ua->sec, pc, fre);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -54,7 +54,7 @@ static int write_seeds(const char *dir)
 	const struct sframe_abi *abi;
 	u64 hdr[3] = { 0x3000, 0x1006, 0x7000 };
 
-	for (unsigned int a = 0; (abi = sframe__abi_nth(a)) != NULL; a++) {
+	for (unsigned int a = 0; (abi = sframe_abi__nth(a)) != NULL; a++) {
 		for (size_t v = 0; v < sizeof(versions); v++) {
 			struct sframe_build b;
 			char path[4096];
@@ -101,11 +101,11 @@ static void breach(const char *what, u64 a, u64 b)
 /* The row found for @pc must be the one covering it. */
 static void check_find(const struct sframe_section *sec, u64 pc)
 {
-	const struct sframe_fde *fde = sframe__find_fde(sec, pc);
+	const struct sframe_fde *fde = sframe_section__find_fde(sec, pc);
 	struct sframe_fre fre;
 	u64 off;
 
-	if (sframe__find_fre(sec, pc, &fre))
+	if (sframe_section__find_fre(sec, pc, &fre))
 		return;
 	if (!fde)
 		breach("row without FDE", pc, 0);
@@ -143,14 +143,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, data + HDR, size - HDR);
-	if (sframe__decode(&sec, copy, size - HDR, addr)) {
+	if (sframe_section__decode(&sec, copy, size - HDR, addr)) {
 		if (!sec.err)
 			breach("rejected without a reason", size, 0);
 		free(copy);
 		return 0;
 	}
 	check_find(&sec, pc);
-	sframe__abi_name(sec.abi);
+	sframe_abi__name(sec.abi);
 	for (i = 0; i < sec.nr_fdes && i < 256; i++) {
 		const struct sframe_fde *fde = &sec.fdes[i];
 
@@ -160,7 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_find(&sec, fde->start + fde->size / 2);
 		check_find(&sec, fde->start + fde->size);
 		for (j = 0; j < fde->nr_fres && j < 64; j++) {
-			if (sframe__get_fre(&sec, i, j, &fre))
+			if (sframe_section__get_fre(&sec, i, j, &fre))
 				breach("validated row unreadable", i, j);
 			if (fre.fde_idx != i || fre.fre_idx != j)
 				breach("row indices", i, j);
@@ -176,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	stack.sp = sp;
 	stack.data = copy;
 	stack.size = size - HDR;
-	n = sframe_walk__unwind(sframe__abi(sec.abi), frames, 16, &stack, row,
+	n = sframe_walk__unwind(sframe_abi__find(sec.abi), frames, 16, &stack, row,
 				&ua, &stop);
 	if (n < 1 || n > 16)
 		breach("frames filled", n, 16);
@@ -187,7 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					  (frames[k].sp == frames[k - 1].sp && !ra_reg)))
 			breach("stack did not grow", frames[k - 1].sp, frames[k].sp);
 	}
-	sframe__exit(&sec);
+	sframe_section__exit(&sec);
 	free(copy);
 	return 0;
 }

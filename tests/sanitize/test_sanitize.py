@@ -39,8 +39,8 @@ DEFER = os.path.join(common.REAL, 'defer-st.data')
 OUR_FILES = ('deferred-callchain.c', 'sframe.c')    # sframe.c: unwind-sframe.c too
 # Without line information in perf's frames, the functions tell: the
 # stitcher's and the SFrame decoder's and unwinder's.
-OUR_FUNCS = re.compile(r' in (deferred_callchain\w*|dc_\w+|\w*sframe\w*|dso__cfi_row|'
-                       r'dso__vaddr_bias)[ (]')
+OUR_FUNCS = re.compile(r' in (deferred_callchain\w*|dc_\w+|\w*sframe\w*|dso__sframe_cfi_row|'
+                       r'dso__sframe_vaddr_bias)[ (]')
 SAN_ENV = {
     'ASAN_OPTIONS': 'detect_leaks=1:abort_on_error=0:halt_on_error=1:'
                     'allocator_may_return_null=1:print_summary=1',

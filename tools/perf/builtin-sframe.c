@@ -50,7 +50,7 @@ struct dump_origin {
 };
 
 struct dump_syms {
-	struct sframe_func	*v;	/* sframe__elf_functions() */
+	struct sframe_func	*v;	/* dso__sframe_elf_functions() */
 	size_t			n;
 	bool			rel;	/* ET_REL: match sections too */
 	struct dump_origin	*origins;
@@ -59,7 +59,7 @@ struct dump_syms {
 
 static void dump_syms__load(struct dump_syms *syms, Elf *elf)
 {
-	int n = sframe__elf_functions(elf, &syms->v);
+	int n = dso__sframe_elf_functions(elf, &syms->v);
 
 	syms->n = n > 0 ? n : 0;
 }
@@ -217,7 +217,7 @@ static int apply_relocs(Elf *elf, Elf_Scn *scn, u64 addr, u8 *buf, size_t size,
 
 static const char *reg_name(const struct sframe_section *sec, u8 reg)
 {
-	const struct sframe_abi *abi = sframe__abi(sec->abi);
+	const struct sframe_abi *abi = sframe_abi__find(sec->abi);
 	static char buf[16];
 
 	if (abi && reg == abi->sp)
@@ -262,7 +262,7 @@ static void dump_header(const char *path, const struct sframe_section *sec)
 	       sec->flags & SFRAME_F_FRAME_POINTER ? " SFRAME_F_FRAME_POINTER" : "",
 	       sec->flags & SFRAME_F_FDE_FUNC_START_PCREL ?
 	       " SFRAME_F_FDE_FUNC_START_PCREL" : "");
-	printf("    ABI: %s\n", sframe__abi_name(sec->abi));
+	printf("    ABI: %s\n", sframe_abi__name(sec->abi));
 	printf("    CFA fixed FP offset: %d\n", sec->fixed_fp);
 	printf("    CFA fixed RA offset: %d\n", sec->fixed_ra);
 	printf("    Num FDEs: %u\n", sec->nr_fdes);
@@ -277,7 +277,7 @@ static void dump_fdes(const struct sframe_section *sec,
 		bool mask = fde->pc_type == SFRAME_PC_TYPE_MASK;
 
 		bool flex = fde->fde_type == SFRAME_FDE_TYPE_FLEX;
-		bool aarch64 = sframe__abi(sec->abi)->pauth;
+		bool aarch64 = sframe_abi__find(sec->abi)->pauth;
 
 		const char *name = dump_syms__name(syms, fde->start,
 						   dump_syms__section(syms, fde));
@@ -296,7 +296,7 @@ static void dump_fdes(const struct sframe_section *sec,
 			struct sframe_fre fre;
 			char cfa[32], fp[32], ra[32];
 
-			if (sframe__get_fre(sec, i, j, &fre))
+			if (sframe_section__get_fre(sec, i, j, &fre))
 				break;
 			/* No data words: the outermost frame. */
 			if (!((fre.info >> 1) & 0xf)) {
@@ -402,7 +402,7 @@ static void dump_coverage(Elf *elf, const struct sframe_section *sec,
 			    (syms->rel && sym.st_shndx != text_idx))
 				continue;
 			funcs++;
-			fde = sframe__find_fde(sec, sym.st_value);
+			fde = sframe_section__find_fde(sec, sym.st_value);
 			if (fde && fde->nr_fres && !syms->rel)
 				continue;
 			if (syms->rel && dump_rel_covered(sec, syms, sym.st_value,
@@ -470,12 +470,12 @@ static int dump_file(const char *path)
 				pr_warning("%s: %d relocations of .sframe not applied\n",
 					   path, bad);
 		}
-		if (sframe__decode(&sec, buf, data->d_size, sh.sh_addr)) {
+		if (sframe_section__decode(&sec, buf, data->d_size, sh.sh_addr)) {
 			pr_err("%s: invalid .sframe: %s\n", path, sec.err);
 			goto out;
 		}
 		/* What perf report would reject besides the format. */
-		if (!syms.rel && sframe__check_elf_functions(&sec, elf, why, sizeof(why)))
+		if (!syms.rel && dso__sframe_check_elf_functions(&sec, elf, why, sizeof(why)))
 			pr_warning("%s: .sframe not used for unwinding: %s\n", path, why);
 		dump_header(path, &sec);
 		if (!summary_only) {
@@ -483,7 +483,7 @@ static int dump_file(const char *path)
 			dump_fdes(&sec, &syms);
 		}
 		dump_coverage(elf, &sec, &syms);
-		sframe__exit(&sec);
+		sframe_section__exit(&sec);
 		ret = 0;
 		goto out;
 	}

@@ -87,7 +87,7 @@ static size_t put_fres(struct sframe_writer *wr, const struct sframe_abi *abi,
 
 long sframe_build__section(const struct sframe_build *b, u8 *buf, size_t size)
 {
-	const struct sframe_abi *abi = sframe__abi(b->abi);
+	const struct sframe_abi *abi = sframe_abi__find(b->abi);
 	struct sframe_writer wr = { .buf = buf, .size = size };
 	size_t fde_size, fres, off = 0;
 	u32 nr_fres = 0;

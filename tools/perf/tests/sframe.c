@@ -45,37 +45,37 @@ static size_t build(u8 *buf, int version, bool pcrel, u8 abi)
 
 static int check_rows(const struct sframe_section *sec)
 {
-	bool fixed_ra = sframe__abi(sec->abi)->fixed_ra;
+	bool fixed_ra = sframe_abi__find(sec->abi)->fixed_ra;
 	struct sframe_fre fre;
 
-	TEST_ASSERT_VAL("row 0", !sframe__find_fre(sec, 0x1002, &fre));
+	TEST_ASSERT_VAL("row 0", !sframe_section__find_fre(sec, 0x1002, &fre));
 	TEST_ASSERT_VAL("row 0 CFA", fre.cfa.kind == SFRAME_RULE_REG &&
 			fre.cfa.offset == 8 && fre.start == 0x1000 && fre.end == 0x1004);
 	TEST_ASSERT_VAL("row 0 FP", fre.fp.kind == SFRAME_RULE_SAME);
 	TEST_ASSERT_VAL("row 0 RA", fixed_ra ? fre.ra.kind == SFRAME_RULE_CFA &&
 			fre.ra.offset == -8 : fre.ra.kind == SFRAME_RULE_SAME);
 
-	TEST_ASSERT_VAL("row 1", !sframe__find_fre(sec, 0x100f, &fre));
+	TEST_ASSERT_VAL("row 1", !sframe_section__find_fre(sec, 0x100f, &fre));
 	TEST_ASSERT_VAL("row 1 CFA", fre.cfa.offset == 16 && fre.fre_idx == 1);
 	TEST_ASSERT_VAL("row 1 FP", fre.fp.kind == SFRAME_RULE_CFA &&
 			fre.fp.offset == -16);
 	TEST_ASSERT_VAL("row 1 RA", fre.ra.kind == SFRAME_RULE_CFA &&
 			fre.ra.offset == -8);
 
-	TEST_ASSERT_VAL("row 2", !sframe__find_fre(sec, 0x101d, &fre));
-	TEST_ASSERT_VAL("row 2 FP based", fre.cfa.reg == sframe__abi(sec->abi)->fp);
-	TEST_ASSERT_VAL("past the function", sframe__find_fre(sec, 0x1020, &fre) == -ENOENT);
-	TEST_ASSERT_VAL("before the first", sframe__find_fre(sec, 0xfff, &fre) == -ENOENT);
+	TEST_ASSERT_VAL("row 2", !sframe_section__find_fre(sec, 0x101d, &fre));
+	TEST_ASSERT_VAL("row 2 FP based", fre.cfa.reg == sframe_abi__find(sec->abi)->fp);
+	TEST_ASSERT_VAL("past the function", sframe_section__find_fre(sec, 0x1020, &fre) == -ENOENT);
+	TEST_ASSERT_VAL("before the first", sframe_section__find_fre(sec, 0xfff, &fre) == -ENOENT);
 
 	/* PCMASK: the offset inside each 16-byte block picks the row. */
-	TEST_ASSERT_VAL("mask row 1", !sframe__find_fre(sec, 0x1100 + 0x1c, &fre));
+	TEST_ASSERT_VAL("mask row 1", !sframe_section__find_fre(sec, 0x1100 + 0x1c, &fre));
 	TEST_ASSERT_VAL("mask row 1 CFA", fre.cfa.offset == 16 && fre.fre_idx == 1);
-	TEST_ASSERT_VAL("mask row 0", !sframe__find_fre(sec, 0x1100 + 0x23, &fre));
+	TEST_ASSERT_VAL("mask row 0", !sframe_section__find_fre(sec, 0x1100 + 0x23, &fre));
 	TEST_ASSERT_VAL("mask row 0 CFA", fre.cfa.offset == 8 && fre.fre_idx == 0);
 
-	TEST_ASSERT_VAL("outermost", !sframe__find_fre(sec, 0x1208, &fre));
+	TEST_ASSERT_VAL("outermost", !sframe_section__find_fre(sec, 0x1208, &fre));
 	TEST_ASSERT_VAL("outermost RA", fre.ra.kind == SFRAME_RULE_UNDEFINED);
-	TEST_ASSERT_VAL("gap", sframe__find_fre(sec, 0x1150, &fre) == -ENOENT);
+	TEST_ASSERT_VAL("gap", sframe_section__find_fre(sec, 0x1150, &fre) == -ENOENT);
 	return TEST_OK;
 }
 
@@ -92,11 +92,11 @@ static int test__sframe_versions(struct test_suite *test __maybe_unused,
 	u8 buf[1024];
 
 	/* Each row of the ABI table, read back in every version. */
-	for (unsigned int a = 0; (abi = sframe__abi_nth(a)) != NULL; a++) {
+	for (unsigned int a = 0; (abi = sframe_abi__nth(a)) != NULL; a++) {
 		for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 			size_t size = build(buf, cases[i].version, cases[i].pcrel, abi->id);
 			struct sframe_section sec;
-			int err = sframe__decode(&sec, buf, size, SEC_ADDR);
+			int err = sframe_section__decode(&sec, buf, size, SEC_ADDR);
 			const char *how = err ? sec.err : "ok";
 			const char *pcrel = "";
 
@@ -104,10 +104,10 @@ static int test__sframe_versions(struct test_suite *test __maybe_unused,
 				pcrel = " PCREL";
 			pr_debug("v%d%s %s, %s\n", cases[i].version, pcrel, abi->name, how);
 			TEST_ASSERT_VAL("decode", !err);
-			TEST_ASSERT_VAL("ABI", sframe__abi(sec.abi) == abi);
+			TEST_ASSERT_VAL("ABI", sframe_abi__find(sec.abi) == abi);
 			TEST_ASSERT_VAL("counts", sec.nr_fdes == 3 && sec.nr_fres == 7);
 			err = check_rows(&sec);
-			sframe__exit(&sec);
+			sframe_section__exit(&sec);
 			if (err)
 				return err;
 		}
@@ -243,10 +243,10 @@ static int expect_invalid(const struct malformed *m)
 	size = build(buf, m->version, m->pcrel,
 		     m->abi ?: SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 	mutate(buf, &size, m);
-	err = sframe__decode(&sec, buf, size, SEC_ADDR);
+	err = sframe_section__decode(&sec, buf, size, SEC_ADDR);
 	pr_debug("%s: %s\n", m->what, err ? sec.err : "accepted");
 	if (!err)
-		sframe__exit(&sec);
+		sframe_section__exit(&sec);
 	TEST_ASSERT_VAL(m->what, err == -EINVAL);
 	TEST_ASSERT_VAL("nothing to free", !sec.fdes);
 	TEST_ASSERT_VAL(m->why, sec.err && !strcmp(sec.err, m->why));
@@ -309,11 +309,11 @@ static int test__sframe_functions(struct test_suite *test __maybe_unused,
 		memcpy(buf + FDE3(0, 0), &start, sizeof(start));
 		if (cases[i].signal)
 			buf[FRES3 + 2] |= 0x80;
-		TEST_ASSERT_VAL("decode", !sframe__decode(&sec, buf, size, SEC_ADDR));
-		why = sframe__check_functions(&sec, funcs, ARRAY_SIZE(funcs),
+		TEST_ASSERT_VAL("decode", !sframe_section__decode(&sec, buf, size, SEC_ADDR));
+		why = sframe_section__check_functions(&sec, funcs, ARRAY_SIZE(funcs),
 					      &fde, &func);
 		pr_debug("FDE 0 moved by %d: %s\n", cases[i].move, why ?: "ok");
-		sframe__exit(&sec);
+		sframe_section__exit(&sec);
 		if (!cases[i].why) {
 			TEST_ASSERT_VAL("accepted", !why);
 			continue;
@@ -332,7 +332,7 @@ static int lookup(u64 pc, struct sframe_fre *fre, void *arg)
 {
 	struct one_section *o = arg;
 
-	return sframe__find_fre(o->sec, pc, fre);
+	return sframe_section__find_fre(o->sec, pc, fre);
 }
 
 static void put64(u8 *stack, u64 sp, u64 addr, u64 v)
@@ -351,9 +351,9 @@ static int test__sframe_unwind(struct test_suite *test __maybe_unused,
 	enum sframe_stop stop;
 	int n;
 
-	const struct sframe_abi *abi = sframe__abi(SFRAME_ABI_AMD64_ENDIAN_LITTLE);
+	const struct sframe_abi *abi = sframe_abi__find(SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 
-	TEST_ASSERT_VAL("decode", !sframe__decode(&sec, buf,
+	TEST_ASSERT_VAL("decode", !sframe_section__decode(&sec, buf,
 			build(buf, 3, true, abi->id), SEC_ADDR));
 	/* F0 row 1 (CFA sp+16), then F0 row 2 (CFA fp+16), then F2. */
 	put64(mem, 0x7000, 0x7000, 0x7020);
@@ -387,7 +387,7 @@ static int test__sframe_unwind(struct test_suite *test __maybe_unused,
 	TEST_ASSERT_VAL("epilogue", n == 2 && stop == SFRAME_STOP_OUTERMOST &&
 			frames[1].ip == 0x1205 && frames[1].sp == 0x7008 &&
 			frames[1].fp == 0x1234);
-	sframe__exit(&sec);
+	sframe_section__exit(&sec);
 	return TEST_OK;
 }
 
@@ -430,12 +430,12 @@ static int walk(const struct walk_model *m, struct sframe_frame *frames,
 	long len = sframe_build__section(&b, buf, sizeof(buf));
 	int n;
 
-	if (len < 0 || sframe__decode(&sec, buf, len, SEC_ADDR))
+	if (len < 0 || sframe_section__decode(&sec, buf, len, SEC_ADDR))
 		return -1;
-	n = sframe_walk__unwind(sframe__abi(m->abi), frames, 8, &stack, lookup,
+	n = sframe_walk__unwind(sframe_abi__find(m->abi), frames, 8, &stack, lookup,
 				&o, stop);
-	pr_debug("%s: %d frames, stop %d\n", sframe__abi_name(m->abi), n, *stop);
-	sframe__exit(&sec);
+	pr_debug("%s: %d frames, stop %d\n", sframe_abi__name(m->abi), n, *stop);
+	sframe_section__exit(&sec);
 	return n;
 }
 
@@ -458,7 +458,7 @@ static int test__sframe_unwind_aarch64(struct test_suite *test __maybe_unused,
 		.abi = SFRAME_ABI_AARCH64_ENDIAN_LITTLE,
 		.entry_cfa = 0, .body = 4, .cfa = 16, .ra = -8, .fp = -16,
 	};
-	const struct sframe_abi *abi = sframe__abi(m.abi);
+	const struct sframe_abi *abi = sframe_abi__find(m.abi);
 	struct sframe_frame frames[8] = { { .ip = 0x1104, .sp = 0x7000 } };
 	static u8 mem[0x400];
 	enum sframe_stop stop;
@@ -503,7 +503,7 @@ static int test__sframe_unwind_s390x(struct test_suite *test __maybe_unused,
 		.abi = SFRAME_ABI_S390X_ENDIAN_BIG,
 		.entry_cfa = 160, .body = 6, .cfa = 320, .ra = -48, .fp = -72,
 	};
-	const struct sframe_abi *abi = sframe__abi(m.abi);
+	const struct sframe_abi *abi = sframe_abi__find(m.abi);
 	struct sframe_frame frames[8] = { { .ip = 0x100a, .sp = 0x7000, .fp = 1 } };
 	static u8 mem[0x200];
 	enum sframe_stop stop;
@@ -736,7 +736,7 @@ static int test__sframe_unwind_aarch64_sample(struct test_suite *test __maybe_un
 	sample.user_stack.size = sizeof(data);
 
 	/* The deferred fallback's walk: SFrame through F1 and F2, then x29. */
-	n = sframe__walk_snapshot(thread, &sample, ips, ARRAY_SIZE(ips));
+	n = unwind_sframe__walk_snapshot(thread, &sample, ips, ARRAY_SIZE(ips));
 	if (n != ARRAY_SIZE(snapshot) || memcmp(ips, snapshot, sizeof(snapshot))) {
 		pr_debug("snapshot walk: %d frames\n", n);
 		for (i = 0; i < n && i < (int)ARRAY_SIZE(ips); i++)
@@ -745,7 +745,7 @@ static int test__sframe_unwind_aarch64_sample(struct test_suite *test __maybe_un
 	}
 
 	/* The unwind style sframe-only, as perf report --unwind-style. */
-	n = sframe__get_entries(a64_collect, &got, thread, &sample, 8,
+	n = unwind_sframe__get_entries(a64_collect, &got, thread, &sample, 8,
 				/*best_effort=*/false, /*hybrid=*/false, /*last=*/true);
 	if (callchain_param.order == ORDER_CALLER) {
 		for (i = 0; i < got.nr / 2; i++) {
@@ -770,7 +770,7 @@ static int test__sframe_unwind_aarch64_sample(struct test_suite *test __maybe_un
 		pr_debug("arm64's PC is not its highest register\n");
 		goto out_sample;
 	}
-	n = sframe__walk_snapshot(thread, &sample, ips, ARRAY_SIZE(ips));
+	n = unwind_sframe__walk_snapshot(thread, &sample, ips, ARRAY_SIZE(ips));
 	if (n != 1) {
 		pr_debug("without LR: %d frames\n", n);
 		goto out_sample;

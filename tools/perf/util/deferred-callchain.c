@@ -419,7 +419,7 @@ static size_t dc__walk_sframe(struct deferred_callchain *dc, struct machine *mac
 	thread = machine__find_thread(machine, sample->pid, sample->tid);
 	if (!thread)
 		return 0;
-	n = sframe__walk_snapshot(thread, sample, dc->chain + 1 + pos,
+	n = unwind_sframe__walk_snapshot(thread, sample, dc->chain + 1 + pos,
 				  DC_MAX_USER_FRAMES);
 	thread__put(thread);
 	return n > 0 ? n : 0;

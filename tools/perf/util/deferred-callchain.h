@@ -40,7 +40,7 @@
  *    (symbol_conf.keep_exited_threads, which
  *    perf_session__deferred_callchain() sets), for them to resolve.  It then falls back to a walk of the sample's user stack
  *    snapshot (x86_64, PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER): with
- *    SFrame where the code has .sframe (sframe__walk_snapshot()), else with
+ *    SFrame where the code has .sframe (unwind_sframe__walk_snapshot()), else with
  *    frame pointers; or, without a snapshot, it ends with a bare
  *    PERF_CONTEXT_USER_DEFERRED, which callchain resolution shows as
  *    "[user stack lost]".

@@ -10,7 +10,7 @@
  *
  * The file is the one libdw's unwinder reads (util/unwind-libdw.c), so that
  * both styles agree on a recording analysed elsewhere: see
- * sframe_dso__open().
+ * dso__sframe_open().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,13 +58,13 @@ struct sframe_dso {
 	struct sframe_load	*loads;
 	size_t			nr_loads;
 	bool			ok;
-	/* Its .eh_frame, kept open for dso__cfi_row(). */
+	/* Its .eh_frame, kept open for dso__sframe_cfi_row(). */
 	int			fd;
 	Elf			*elf;
 #ifdef HAVE_LIBDW_SUPPORT
 	struct Dwarf_CFI_s	*cfi;
 #endif
-	struct sframe_cfi_row	*cfi_rows;	/* see dso__cfi_row() */
+	struct sframe_cfi_row	*cfi_rows;	/* see dso__sframe_cfi_row() */
 	/*
 	 * Its .sframe was rejected: "path: reason" for the stats block (NULL
 	 * if that could not be kept), see dso__sframe_rejected().
@@ -78,7 +78,7 @@ struct sframe_dso {
  * and keep it for the stats block, which lists the rejected sections of
  * the session's dsos: they live as long as the session's machines.
  */
-static void sframe_dso__reject(struct sframe_dso *sd, const char *path,
+static void dso__sframe_reject(struct sframe_dso *sd, const char *path,
 			       const char *why)
 {
 	pr_warning("%s: invalid .sframe (%s), not using it\n", path, why);
@@ -98,7 +98,7 @@ bool dso__sframe_rejected(struct dso *dso, const char **why)
 }
 
 /* Whether @path is @dso's binary: same build ID, or either has none. */
-static bool sframe_dso__same_build_id(struct dso *dso, const char *path)
+static bool dso__sframe_same_build_id(struct dso *dso, const char *path)
 {
 	struct build_id bid;
 
@@ -114,7 +114,7 @@ static bool sframe_dso__same_build_id(struct dso *dso, const char *path)
 }
 
 #ifdef HAVE_DEBUGINFOD_SUPPORT
-static int sframe_dso__debuginfod(struct dso *dso, char *path, size_t size)
+static int dso__sframe_debuginfod(struct dso *dso, char *path, size_t size)
 {
 	char sbuild_id[SBUILD_ID_SIZE];
 	const char *urls = getenv("DEBUGINFOD_URLS");
@@ -138,7 +138,7 @@ static int sframe_dso__debuginfod(struct dso *dso, char *path, size_t size)
 	return fd;
 }
 #else
-static int sframe_dso__debuginfod(struct dso *dso __maybe_unused,
+static int dso__sframe_debuginfod(struct dso *dso __maybe_unused,
 				  char *path __maybe_unused,
 				  size_t size __maybe_unused)
 {
@@ -153,12 +153,12 @@ static int sframe_dso__debuginfod(struct dso *dso __maybe_unused,
  * else the build-id cache entry (what perf archive packs); else debuginfod,
  * where configured.  The path used is left in @path.
  */
-static int sframe_dso__open(struct dso *dso, char *path, size_t size)
+static int dso__sframe_open(struct dso *dso, char *path, size_t size)
 {
 	int fd;
 
 	__symbol__join_symfs(path, size, dso__long_name(dso));
-	if (is_regular_file(path) && sframe_dso__same_build_id(dso, path)) {
+	if (is_regular_file(path) && dso__sframe_same_build_id(dso, path)) {
 		fd = open(path, O_RDONLY);
 		if (fd >= 0)
 			return fd;
@@ -169,10 +169,10 @@ static int sframe_dso__open(struct dso *dso, char *path, size_t size)
 		if (fd >= 0)
 			return fd;
 	}
-	return sframe_dso__debuginfod(dso, path, size);
+	return dso__sframe_debuginfod(dso, path, size);
 }
 
-static int sframe_func__cmp(const void *a, const void *b)
+static int dso__sframe_func_cmp(const void *a, const void *b)
 {
 	const struct sframe_func *x = a, *y = b;
 
@@ -181,7 +181,7 @@ static int sframe_func__cmp(const void *a, const void *b)
 	return 0;
 }
 
-int sframe__elf_functions(Elf *elf, struct sframe_func **funcs)
+int dso__sframe_elf_functions(Elf *elf, struct sframe_func **funcs)
 {
 	Elf_Scn *scn = NULL, *best = NULL;
 	GElf_Shdr sh, bsh = { .sh_entsize = 0 };
@@ -225,23 +225,23 @@ int sframe__elf_functions(Elf *elf, struct sframe_func **funcs)
 			.shndx = sym.st_shndx,
 		};
 	}
-	qsort(v, nr, sizeof(*v), sframe_func__cmp);
+	qsort(v, nr, sizeof(*v), dso__sframe_func_cmp);
 	*funcs = v;
 	return nr;
 }
 
-int sframe__check_elf_functions(const struct sframe_section *sec, Elf *elf,
+int dso__sframe_check_elf_functions(const struct sframe_section *sec, Elf *elf,
 				char *why, size_t size)
 {
 	struct sframe_func *funcs;
 	const char *err;
-	int nr = sframe__elf_functions(elf, &funcs);
+	int nr = dso__sframe_elf_functions(elf, &funcs);
 	size_t f;
 	u32 i;
 
 	if (nr <= 0)
 		return 0;
-	err = sframe__check_functions(sec, funcs, nr, &i, &f);
+	err = sframe_section__check_functions(sec, funcs, nr, &i, &f);
 	if (err)
 		snprintf(why, size, "%s: function %u at %#" PRIx64 ", %s at %#" PRIx64,
 			 err, i, sec->fdes[i].start, funcs[f].name, funcs[f].start);
@@ -254,20 +254,20 @@ int sframe__check_elf_functions(const struct sframe_section *sec, Elf *elf,
  * is the file's machine; a linked object's FDEs are sorted (ld sorts them,
  * only relocatable objects are not); every function the section describes
  * lies in an executable segment and starts where its function symbol
- * does (sframe__check_functions()).  A section whose bytes say otherwise (a
+ * does (sframe_section__check_functions()).  A section whose bytes say otherwise (a
  * flag or an ABI byte flipped, a start made relative to the wrong base, a
  * size run past the code, a start moved into the code before its function)
  * would unwind through rows meant for other code.
  */
-static int sframe_dso__check(const struct sframe_dso *sd, Elf *elf,
+static int dso__sframe_check(const struct sframe_dso *sd, Elf *elf,
 			     const GElf_Ehdr *eh, char *why, size_t size)
 {
-	const struct sframe_abi *abi = sframe__abi(sd->sec.abi);
+	const struct sframe_abi *abi = sframe_abi__find(sd->sec.abi);
 
 	if (!abi || abi->elf_machine != eh->e_machine ||
 	    abi->big_endian != (eh->e_ident[EI_DATA] == ELFDATA2MSB)) {
 		snprintf(why, size, "ABI %s, not the file's machine (%u)",
-			 sframe__abi_name(sd->sec.abi), eh->e_machine);
+			 sframe_abi__name(sd->sec.abi), eh->e_machine);
 		return -EINVAL;
 	}
 	if (!(sd->sec.flags & SFRAME_F_FDE_SORTED)) {
@@ -292,10 +292,10 @@ static int sframe_dso__check(const struct sframe_dso *sd, Elf *elf,
 			return -EINVAL;
 		}
 	}
-	return sframe__check_elf_functions(&sd->sec, elf, why, size);
+	return dso__sframe_check_elf_functions(&sd->sec, elf, why, size);
 }
 
-static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
+static void dso__sframe_load(struct sframe_dso *sd, struct dso *dso)
 {
 	char path[PATH_MAX];
 	size_t shstrndx, nr_phdr;
@@ -307,7 +307,7 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 	Elf *elf;
 	int fd, err;
 
-	fd = sframe_dso__open(dso, path, sizeof(path));
+	fd = dso__sframe_open(dso, path, sizeof(path));
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st)) {
@@ -354,12 +354,12 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 				 "section at offset %#" PRIx64 ", %" PRIu64
 				 " bytes, past the end of the file (%" PRIu64 " bytes)",
 				 (u64)sh.sh_offset, (u64)sh.sh_size, file_size);
-			sframe_dso__reject(sd, path, why);
+			dso__sframe_reject(sd, path, why);
 			break;
 		}
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf || !data->d_size) {
-			sframe_dso__reject(sd, path, data && !data->d_size ?
+			dso__sframe_reject(sd, path, data && !data->d_size ?
 					     "empty section" :
 					     "section data cannot be read");
 			break;
@@ -368,15 +368,15 @@ static void sframe_dso__load(struct sframe_dso *sd, struct dso *dso)
 		if (!sd->buf)
 			break;
 		memcpy(sd->buf, data->d_buf, data->d_size);
-		err = sframe__decode(&sd->sec, sd->buf, data->d_size, sh.sh_addr);
-		if (!err && sframe_dso__check(sd, elf, &eh, why, sizeof(why))) {
-			sframe__exit(&sd->sec);
-			sframe_dso__reject(sd, path, why);
+		err = sframe_section__decode(&sd->sec, sd->buf, data->d_size, sh.sh_addr);
+		if (!err && dso__sframe_check(sd, elf, &eh, why, sizeof(why))) {
+			sframe_section__exit(&sd->sec);
+			dso__sframe_reject(sd, path, why);
 			zfree(&sd->buf);
 			break;
 		}
 		if (err) {
-			sframe_dso__reject(sd, path, sd->sec.err);
+			dso__sframe_reject(sd, path, sd->sec.err);
 			zfree(&sd->buf);
 			break;
 		}
@@ -400,7 +400,7 @@ out:
 	close(fd);
 }
 
-static void sframe_dso__free(struct sframe_dso *sd)
+static void dso__sframe_free(struct sframe_dso *sd)
 {
 #ifdef HAVE_LIBDW_SUPPORT
 	/* dwarf_getcfi_elf()'s CFI belongs to the caller. */
@@ -411,7 +411,7 @@ static void sframe_dso__free(struct sframe_dso *sd)
 		elf_end(sd->elf);
 	if (sd->fd >= 0)
 		close(sd->fd);
-	sframe__exit(&sd->sec);
+	sframe_section__exit(&sd->sec);
 	free(sd->cfi_rows);
 	free(sd->rejected_why);
 	free(sd->buf);
@@ -420,7 +420,7 @@ static void sframe_dso__free(struct sframe_dso *sd)
 }
 
 /* @dso's state, loaded on first use; also when it has no file or tables. */
-static struct sframe_dso *sframe_dso__get(struct dso *dso)
+static struct sframe_dso *dso__sframe_get(struct dso *dso)
 {
 	struct sframe_dso *sd = dso__sframe_state(dso);
 
@@ -430,22 +430,22 @@ static struct sframe_dso *sframe_dso__get(struct dso *dso)
 	if (!sd)
 		return NULL;
 	sd->fd = -1;
-	sframe_dso__load(sd, dso);
+	dso__sframe_load(sd, dso);
 	dso__set_sframe_state(dso, sd);
 	return sd;
 }
 
-void sframe__dso_delete(struct dso *dso)
+void dso__sframe_delete(struct dso *dso)
 {
 	struct sframe_dso *sd = dso__sframe_state(dso);
 
 	if (sd) {
-		sframe_dso__free(sd);
+		dso__sframe_free(sd);
 		dso__set_sframe_state(dso, NULL);
 	}
 }
 
-static int sframe_dso__bias(const struct sframe_dso *sd, struct map *map,
+static int dso__sframe_bias(const struct sframe_dso *sd, struct map *map,
 			    u64 pc, u64 *bias)
 {
 	/* The file offset of map__start() is map__pgoff(). */
@@ -462,19 +462,19 @@ static int sframe_dso__bias(const struct sframe_dso *sd, struct map *map,
 	return -ENOENT;
 }
 
-int dso__vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias)
+int dso__sframe_vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias)
 {
-	struct sframe_dso *sd = sframe_dso__get(dso);
+	struct sframe_dso *sd = dso__sframe_get(dso);
 
-	return sd ? sframe_dso__bias(sd, map, pc, bias) : -ENOENT;
+	return sd ? dso__sframe_bias(sd, map, pc, bias) : -ENOENT;
 }
 
 const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
 					 u64 pc, u64 *bias)
 {
-	struct sframe_dso *sd = sframe_dso__get(dso);
+	struct sframe_dso *sd = dso__sframe_get(dso);
 
-	if (!sd || sframe_dso__bias(sd, map, pc, bias) || !sd->ok)
+	if (!sd || dso__sframe_bias(sd, map, pc, bias) || !sd->ok)
 		return NULL;
 	return &sd->sec;
 }
@@ -510,7 +510,7 @@ static int cfi_rule(Dwarf_Frame *frame, int reg, struct sframe_rule *r)
 	return 0;
 }
 
-static int sframe_dso__cfi_row(struct sframe_dso *sd, const struct sframe_abi *abi,
+static int dso__sframe_cfi_lookup(struct sframe_dso *sd, const struct sframe_abi *abi,
 			       u64 vaddr, struct sframe_fre *fre)
 {
 	Dwarf_Frame *frame = NULL;
@@ -581,10 +581,10 @@ struct sframe_cfi_row {
 	struct sframe_fre	fre;
 };
 
-int dso__cfi_row(struct dso *dso, const struct sframe_abi *abi, u64 vaddr,
+int dso__sframe_cfi_row(struct dso *dso, const struct sframe_abi *abi, u64 vaddr,
 		 struct sframe_fre *fre)
 {
-	struct sframe_dso *sd = sframe_dso__get(dso);
+	struct sframe_dso *sd = dso__sframe_get(dso);
 	struct sframe_cfi_row *row;
 
 	if (!sd || !sd->cfi)
@@ -592,10 +592,10 @@ int dso__cfi_row(struct dso *dso, const struct sframe_abi *abi, u64 vaddr,
 	if (!sd->cfi_rows)
 		sd->cfi_rows = calloc(1 << SFRAME_CFI_ROWS_BITS, sizeof(*sd->cfi_rows));
 	if (!sd->cfi_rows)
-		return sframe_dso__cfi_row(sd, abi, vaddr, fre);
+		return dso__sframe_cfi_lookup(sd, abi, vaddr, fre);
 	row = &sd->cfi_rows[hash_64(vaddr, SFRAME_CFI_ROWS_BITS)];
 	if (!row->valid || row->vaddr != vaddr) {
-		row->ret = sframe_dso__cfi_row(sd, abi, vaddr, &row->fre);
+		row->ret = dso__sframe_cfi_lookup(sd, abi, vaddr, &row->fre);
 		row->vaddr = vaddr;
 		row->valid = true;
 	}
@@ -603,7 +603,7 @@ int dso__cfi_row(struct dso *dso, const struct sframe_abi *abi, u64 vaddr,
 	return row->ret;
 }
 #else
-int dso__cfi_row(struct dso *dso __maybe_unused,
+int dso__sframe_cfi_row(struct dso *dso __maybe_unused,
 		 const struct sframe_abi *abi __maybe_unused,
 		 u64 vaddr __maybe_unused, struct sframe_fre *fre __maybe_unused)
 {

@@ -41,7 +41,7 @@ struct sframe_section;
 const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
 					 u64 pc, u64 *bias);
 /**
- * dso__vaddr_bias() - What to subtract from a runtime address to get its
+ * dso__sframe_vaddr_bias() - What to subtract from a runtime address to get its
  *		       ELF vaddr
  * @dso: the dso, whose SFrame state (load segments) is loaded on first use
  * @map: a map of @dso that holds @pc
@@ -51,15 +51,15 @@ const struct sframe_section *dso__sframe(struct dso *dso, struct map *map,
  * Return: 0, or -ENOENT when @pc is in no load segment of @dso's file (or
  * the file cannot be read).
  */
-int dso__vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias);
+int dso__sframe_vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias);
 /**
- * sframe__dso_delete() - Free what dso__sframe() keeps for a dso
+ * dso__sframe_delete() - Free what dso__sframe() keeps for a dso
  * @dso: the dso; dso__delete() calls this
  */
-void sframe__dso_delete(struct dso *dso);
+void dso__sframe_delete(struct dso *dso);
 
 /**
- * dso__cfi_row() - An .eh_frame row as an SFrame row, where .sframe does
+ * dso__sframe_cfi_row() - An .eh_frame row as an SFrame row, where .sframe does
  *		    not reach
  * @dso: the dso, whose .eh_frame its SFrame state keeps open
  * @abi: the dso's ABI row, whose RA and FP columns are taken
@@ -71,24 +71,24 @@ void sframe__dso_delete(struct dso *dso);
  *
  * Return: 0, or -ENOENT when there is no such row (or perf has no libdw).
  */
-int dso__cfi_row(struct dso *dso, const struct sframe_abi *abi, u64 vaddr,
+int dso__sframe_cfi_row(struct dso *dso, const struct sframe_abi *abi, u64 vaddr,
 		 struct sframe_fre *fre);
 
 /**
- * sframe__elf_functions() - The function symbols of an ELF file
+ * dso__sframe_elf_functions() - The function symbols of an ELF file
  * @elf: the file
  * @funcs: receives them (to free), sorted by start; their names point
  *	   into @elf
  *
  * The FUNC symbols of @elf's .symtab, else of its .dynsym (a stripped
- * file), for the check of sframe__check_functions() and the names of
+ * file), for the check of sframe_section__check_functions() and the names of
  * perf sframe dump.
  *
  * Return: how many, or -ENOMEM; @funcs is to be freed in any case.
  */
-int sframe__elf_functions(struct Elf *elf, struct sframe_func **funcs);
+int dso__sframe_elf_functions(struct Elf *elf, struct sframe_func **funcs);
 /**
- * sframe__check_elf_functions() - sframe__check_functions() against the
+ * dso__sframe_check_elf_functions() - sframe_section__check_functions() against the
  *				   symbols of an ELF file
  * @sec: a section decoded from @elf
  * @elf: the file
@@ -98,7 +98,7 @@ int sframe__elf_functions(struct Elf *elf, struct sframe_func **funcs);
  *
  * Return: 0 (also when @elf has no function symbols), or -EINVAL.
  */
-int sframe__check_elf_functions(const struct sframe_section *sec,
+int dso__sframe_check_elf_functions(const struct sframe_section *sec,
 				struct Elf *elf, char *why, size_t size);
 
 /**

@@ -53,7 +53,7 @@ static bool reg_value(const struct sframe_abi *abi,
  * A signal trampoline: the interrupted frame's registers are in the
  * signal frame at the trampoline's SP, where the ABI's row says.
  */
-static enum sframe_stop sframe__step_signal(const struct sframe_abi *abi,
+static enum sframe_stop sframe_walk__step_signal(const struct sframe_abi *abi,
 					    const struct sframe_stack *stack,
 					    const struct sframe_frame *cur,
 					    struct sframe_frame *next)
@@ -73,7 +73,7 @@ static enum sframe_stop sframe__step_signal(const struct sframe_abi *abi,
 /* The value @r recovers in frame @cur whose CFA is @cfa, into @val. */
 /* Inlined: called twice a frame, the walk's hot path. */
 static __always_inline enum sframe_stop
-sframe__recover(const struct sframe_abi *abi, const struct sframe_stack *stack,
+sframe_walk__recover(const struct sframe_abi *abi, const struct sframe_stack *stack,
 		const struct sframe_frame *cur, u64 cfa,
 		const struct sframe_rule *r, u64 *val)
 {
@@ -105,7 +105,7 @@ sframe__recover(const struct sframe_abi *abi, const struct sframe_stack *stack,
  * became a second caller.
  */
 static __always_inline enum sframe_stop
-sframe__step(const struct sframe_abi *abi, const struct sframe_stack *stack,
+sframe_walk__step(const struct sframe_abi *abi, const struct sframe_stack *stack,
 	     const struct sframe_fre *fre, const struct sframe_frame *cur,
 	     struct sframe_frame *next)
 {
@@ -132,7 +132,7 @@ sframe__step(const struct sframe_abi *abi, const struct sframe_stack *stack,
 	if (cfa & (sizeof(u64) - 1))
 		return SFRAME_STOP_BAD;
 
-	ret = sframe__recover(abi, stack, cur, cfa, &fre->ra, &next->ip);
+	ret = sframe_walk__recover(abi, stack, cur, cfa, &fre->ra, &next->ip);
 	if (ret != SFRAME_STOP_MAX)
 		return ret;
 
@@ -144,7 +144,7 @@ sframe__step(const struct sframe_abi *abi, const struct sframe_stack *stack,
 	 */
 	if ((fre->fp.kind == SFRAME_RULE_CFA && cfa + fre->fp.offset >= cur->sp) ||
 	    fre->fp.kind == SFRAME_RULE_REG || fre->fp.kind == SFRAME_RULE_REG_DEREF) {
-		ret = sframe__recover(abi, stack, cur, cfa, &fre->fp, &next->fp);
+		ret = sframe_walk__recover(abi, stack, cur, cfa, &fre->fp, &next->fp);
 		if (ret != SFRAME_STOP_MAX)
 			return ret;
 	}
@@ -195,9 +195,9 @@ int sframe_walk__unwind(const struct sframe_abi *abi,
 		}
 		cur->sigtramp = fre.signal;
 		if (fre.signal)
-			s = sframe__step_signal(abi, stack, cur, &frames[n]);
+			s = sframe_walk__step_signal(abi, stack, cur, &frames[n]);
 		else
-			s = sframe__step(abi, stack, &fre, cur, &frames[n]);
+			s = sframe_walk__step(abi, stack, &fre, cur, &frames[n]);
 		/* .eh_frame rules we cannot follow: leave it to libdw. */
 		if (s == SFRAME_STOP_BAD && fre.cfi)
 			s = SFRAME_STOP_NO_SFRAME;
@@ -229,7 +229,7 @@ int sframe_walk__fp_abi(const struct sframe_abi *abi,
 		 * aligned, and the next one higher up (the caller's SP is
 		 * above the record, and its FP must be at or above that).
 		 */
-		if (sframe__step(abi, stack, &abi->fp_row, &cur, &next) != SFRAME_STOP_MAX)
+		if (sframe_walk__step(abi, stack, &abi->fp_row, &cur, &next) != SFRAME_STOP_MAX)
 			break;
 		if (is_code && !is_code(next.ip, arg))
 			break;

@@ -138,12 +138,12 @@ static const struct sframe_abi sframe_abis[] = {
 	},
 };
 
-const struct sframe_abi *sframe__abi_nth(unsigned int i)
+const struct sframe_abi *sframe_abi__nth(unsigned int i)
 {
 	return i < ARRAY_SIZE(sframe_abis) ? &sframe_abis[i] : NULL;
 }
 
-const struct sframe_abi *sframe__abi(u8 abi)
+const struct sframe_abi *sframe_abi__find(u8 abi)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(sframe_abis); i++) {
 		if (sframe_abis[i].id == abi)
@@ -152,7 +152,7 @@ const struct sframe_abi *sframe__abi(u8 abi)
 	return NULL;
 }
 
-const struct sframe_abi *sframe__abi_of_machine(u16 e_machine, bool big_endian)
+const struct sframe_abi *sframe_abi__of_machine(u16 e_machine, bool big_endian)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(sframe_abis); i++) {
 		if (sframe_abis[i].elf_machine == e_machine &&
@@ -162,9 +162,9 @@ const struct sframe_abi *sframe__abi_of_machine(u16 e_machine, bool big_endian)
 	return NULL;
 }
 
-const char *sframe__abi_name(u8 abi)
+const char *sframe_abi__name(u8 abi)
 {
-	const struct sframe_abi *a = sframe__abi(abi);
+	const struct sframe_abi *a = sframe_abi__find(abi);
 
 	return a ? a->name : "unknown";
 }
@@ -205,7 +205,7 @@ static unsigned int fre_max_words(const struct sframe_section *sec, u8 fde_type)
 	return sec->abi_row->max_words;
 }
 
-static int sframe__fail(struct sframe_section *sec, const char *why)
+static int sframe_section__fail(struct sframe_section *sec, const char *why)
 {
 	sec->err = why;
 	zfree(&sec->fdes);
@@ -228,7 +228,7 @@ static s64 cfa_offset(const struct sframe_abi *abi, s32 word)
 }
 
 /* Check every FRE of @fde lies inside the FRE sub-section and is sane. */
-static const char *sframe__check_fres(const struct sframe_section *sec,
+static const char *sframe_section__check_fres(const struct sframe_section *sec,
 				      const struct sframe_fde *fde, u64 *end)
 {
 	const struct sframe_abi *abi = sec->abi_row;
@@ -305,7 +305,7 @@ static int span_cmp(const void *a, const void *b)
  * function owns mean some FDE lost its rows.  Functions without FREs
  * (v1, v2) own no bytes.
  */
-static const char *sframe__check_spans(const struct sframe_section *sec)
+static const char *sframe_section__check_spans(const struct sframe_section *sec)
 {
 	struct fre_span *spans = calloc(sec->nr_fdes, sizeof(*spans));
 	const char *why = NULL;
@@ -349,7 +349,7 @@ struct sframe_header {
 	u32	fre_off;
 };
 
-static void sframe__read_header(const u8 *d, bool swap, struct sframe_header *h)
+static void sframe_section__read_header(const u8 *d, bool swap, struct sframe_header *h)
 {
 	h->magic = rd16(d, swap);
 	h->version = d[SFRAME_HDR_VERSION];
@@ -369,7 +369,7 @@ static void sframe__read_header(const u8 *d, bool swap, struct sframe_header *h)
  * Stage 1: the header on its own, and that the sub-sections it points to
  * lie in the section.  Sets the FDE size of the version in @fde_size.
  */
-static const char *sframe__check_header(const struct sframe_section *sec,
+static const char *sframe_section__check_header(const struct sframe_section *sec,
 					const struct sframe_header *h,
 					u64 *fde_size)
 {
@@ -396,7 +396,7 @@ static const char *sframe__check_header(const struct sframe_section *sec,
 	}
 	if (h->flags & ~valid_flags)
 		return "unknown flags";
-	abi = sframe__abi(h->abi);
+	abi = sframe_abi__find(h->abi);
 	if (!abi)
 		return "unknown ABI";
 	/* The magic says which byte order; it must be the ABI's. */
@@ -436,9 +436,9 @@ static const char *sframe__check_header(const struct sframe_section *sec,
 /*
  * Stage 2: FDE @i, at offset @pos of the section, into sec->fdes[i]: its
  * fields, its place among the FDEs before it, and its FREs (stage 2b,
- * sframe__check_fres()).  @total_fres counts the FREs so far.
+ * sframe_section__check_fres()).  @total_fres counts the FREs so far.
  */
-static const char *sframe__read_fde(struct sframe_section *sec, u32 i, u64 pos,
+static const char *sframe_section__read_fde(struct sframe_section *sec, u32 i, u64 pos,
 				    u64 *total_fres)
 {
 	struct sframe_fde *fde = &sec->fdes[i];
@@ -519,7 +519,7 @@ static const char *sframe__read_fde(struct sframe_section *sec, u32 i, u64 pos,
 	*total_fres += fde->nr_fres;
 	if (*total_fres > sec->nr_fres)
 		return "FDEs use more FREs than the header counts";
-	why = sframe__check_fres(sec, fde, &fre_end);
+	why = sframe_section__check_fres(sec, fde, &fre_end);
 	if (why)
 		return why;
 	fde->fre_start = raw_fre_off;
@@ -529,10 +529,10 @@ static const char *sframe__read_fde(struct sframe_section *sec, u32 i, u64 pos,
 
 /*
  * Validation in stages, each relying on the one before: the header
- * (sframe__check_header()), each FDE and its FREs (sframe__read_fde()),
- * then the FREs of all FDEs together (sframe__check_spans()).
+ * (sframe_section__check_header()), each FDE and its FREs (sframe_section__read_fde()),
+ * then the FREs of all FDEs together (sframe_section__check_spans()).
  */
-int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
+int sframe_section__decode(struct sframe_section *sec, const void *data, size_t size,
 		   u64 addr)
 {
 	struct sframe_header h;
@@ -547,22 +547,22 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 	sec->addr = addr;
 
 	if (size < SFRAME_HDR_SIZE)
-		return sframe__fail(sec, "section smaller than a header");
+		return sframe_section__fail(sec, "section smaller than a header");
 	magic = rd16(d, false);
 	if (magic == bswap_16(SFRAME_MAGIC))
 		sec->swap = true;
 	else if (magic != SFRAME_MAGIC)
-		return sframe__fail(sec, "bad magic");
-	sframe__read_header(d, sec->swap, &h);
+		return sframe_section__fail(sec, "bad magic");
+	sframe_section__read_header(d, sec->swap, &h);
 	sec->version = h.version;
 	sec->flags = h.flags;
 	sec->abi = h.abi;
 	sec->fixed_fp = h.fixed_fp;
 	sec->fixed_ra = h.fixed_ra;
-	why = sframe__check_header(sec, &h, &fde_size);
+	why = sframe_section__check_header(sec, &h, &fde_size);
 	if (why)
-		return sframe__fail(sec, why);
-	sec->abi_row = sframe__abi(h.abi);
+		return sframe_section__fail(sec, why);
+	sec->abi_row = sframe_abi__find(h.abi);
 
 	sec->fres = d + SFRAME_HDR_SIZE + h.fre_off;
 	sec->fre_len = h.fre_len;
@@ -577,16 +577,16 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 		return -ENOMEM;
 	}
 	for (u32 i = 0; i < h.nr_fdes; i++) {
-		why = sframe__read_fde(sec, i, SFRAME_HDR_SIZE + h.fde_off +
+		why = sframe_section__read_fde(sec, i, SFRAME_HDR_SIZE + h.fde_off +
 				       i * fde_size, &total_fres);
 		if (why)
-			return sframe__fail(sec, why);
+			return sframe_section__fail(sec, why);
 	}
 	if (total_fres != h.nr_fres)
-		return sframe__fail(sec, "FRE count does not match the FDEs");
-	why = sframe__check_spans(sec);
+		return sframe_section__fail(sec, "FRE count does not match the FDEs");
+	why = sframe_section__check_spans(sec);
 	if (why)
-		return sframe__fail(sec, why);
+		return sframe_section__fail(sec, why);
 
 	/* Unlinked objects need not be sorted: the lookup needs it. */
 	if (!(sec->flags & SFRAME_F_FDE_SORTED))
@@ -594,12 +594,12 @@ int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
 	return 0;
 }
 
-void sframe__exit(struct sframe_section *sec)
+void sframe_section__exit(struct sframe_section *sec)
 {
 	zfree(&sec->fdes);
 }
 
-const struct sframe_fde *sframe__find_fde(const struct sframe_section *sec,
+const struct sframe_fde *sframe_section__find_fde(const struct sframe_section *sec,
 					  u64 pc)
 {
 	u32 lo = 0, hi = sec->nr_fdes;
@@ -628,7 +628,7 @@ const struct sframe_fde *sframe__find_fde(const struct sframe_section *sec,
 	return NULL;
 }
 
-static void sframe__set_rule(struct sframe_rule *r, u8 kind, u8 reg, s32 off)
+static void sframe_section__set_rule(struct sframe_rule *r, u8 kind, u8 reg, s32 off)
 {
 	r->kind = kind;
 	r->reg = reg;
@@ -636,15 +636,15 @@ static void sframe__set_rule(struct sframe_rule *r, u8 kind, u8 reg, s32 off)
 }
 
 /* Flexible FDE rule: control word then offset, see sframe.h of binutils. */
-static void sframe__flex_rule(struct sframe_rule *r, u32 ctl, s32 off)
+static void sframe_section__flex_rule(struct sframe_rule *r, u32 ctl, s32 off)
 {
 	u8 reg = ctl >> 3;
 	bool deref = (ctl >> 1) & 1;
 
 	if (!(ctl & 1))
-		sframe__set_rule(r, SFRAME_RULE_CFA, 0, off);
+		sframe_section__set_rule(r, SFRAME_RULE_CFA, 0, off);
 	else
-		sframe__set_rule(r, deref ? SFRAME_RULE_REG_DEREF : SFRAME_RULE_REG,
+		sframe_section__set_rule(r, deref ? SFRAME_RULE_REG_DEREF : SFRAME_RULE_REG,
 				 reg, off);
 }
 
@@ -664,30 +664,30 @@ static u32 fre_uword(const u8 *w, unsigned int size, unsigned int i, bool swap)
  * A default FDE's RA or FP word @v: a CFA offset, or in v2 where the ABI
  * says so an odd word naming the register that holds it.
  */
-static void sframe__word_rule(const struct sframe_section *sec,
+static void sframe_section__word_rule(const struct sframe_section *sec,
 			      const struct sframe_abi *abi,
 			      struct sframe_rule *r, s32 v)
 {
 	if (abi->v2_regs && sec->version == SFRAME_VERSION_2 && (v & 1))
-		sframe__set_rule(r, SFRAME_RULE_REG, v >> 1, 0);
+		sframe_section__set_rule(r, SFRAME_RULE_REG, v >> 1, 0);
 	else
-		sframe__set_rule(r, SFRAME_RULE_CFA, 0, v);
+		sframe_section__set_rule(r, SFRAME_RULE_CFA, 0, v);
 }
 
 /* The RA rule no data word gives: the header's fixed offset, or its register. */
-static void sframe__default_ra(const struct sframe_section *sec,
+static void sframe_section__default_ra(const struct sframe_section *sec,
 			       const struct sframe_abi *abi,
 			       struct sframe_fre *fre)
 {
 	if (sec->fixed_ra) {
-		sframe__set_rule(&fre->ra, SFRAME_RULE_CFA, 0, sec->fixed_ra);
+		sframe_section__set_rule(&fre->ra, SFRAME_RULE_CFA, 0, sec->fixed_ra);
 		fre->ra_fixed = true;
 	} else {
-		sframe__set_rule(&fre->ra, SFRAME_RULE_SAME, abi->ra, 0);
+		sframe_section__set_rule(&fre->ra, SFRAME_RULE_SAME, abi->ra, 0);
 	}
 }
 
-static void sframe__interpret(const struct sframe_section *sec,
+static void sframe_section__interpret(const struct sframe_section *sec,
 			      const struct sframe_fde *fde, u8 info,
 			      const u8 *w, struct sframe_fre *fre)
 {
@@ -702,12 +702,12 @@ static void sframe__interpret(const struct sframe_section *sec,
 	fre->ra_mangled = info >> 7;
 	fre->signal = fde->signal;
 	fre->ra_fixed = fre->fp_fixed = false;
-	sframe__set_rule(&fre->fp, SFRAME_RULE_SAME, 0, 0);
+	sframe_section__set_rule(&fre->fp, SFRAME_RULE_SAME, 0, 0);
 
 	/* No data words at all: the RA is undefined, the outermost frame. */
 	if (!n) {
-		sframe__set_rule(&fre->cfa, SFRAME_RULE_UNDEFINED, 0, 0);
-		sframe__set_rule(&fre->ra, SFRAME_RULE_UNDEFINED, 0, 0);
+		sframe_section__set_rule(&fre->cfa, SFRAME_RULE_UNDEFINED, 0, 0);
+		sframe_section__set_rule(&fre->ra, SFRAME_RULE_UNDEFINED, 0, 0);
 		return;
 	}
 
@@ -715,42 +715,42 @@ static void sframe__interpret(const struct sframe_section *sec,
 		i = 2;
 		/* Decoding checked that the scaled offset fits. */
 		cfa_off = cfa_offset(abi, n > 1 ? fre_word(w, sz, 1, sec->swap) : 0);
-		sframe__flex_rule(&fre->cfa, fre_uword(w, sz, 0, sec->swap), cfa_off);
+		sframe_section__flex_rule(&fre->cfa, fre_uword(w, sz, 0, sec->swap), cfa_off);
 		if (fre->cfa.kind == SFRAME_RULE_CFA)	/* CFA from itself? */
 			fre->cfa.kind = SFRAME_RULE_UNDEFINED;
 		/* RA: a zero control word is padding, the ABI default holds. */
 		if (n > i && fre_uword(w, sz, i, sec->swap)) {
-			sframe__flex_rule(&fre->ra, fre_uword(w, sz, i, sec->swap),
+			sframe_section__flex_rule(&fre->ra, fre_uword(w, sz, i, sec->swap),
 					  n > i + 1 ? fre_word(w, sz, i + 1, sec->swap) : 0);
 			i += 2;
 		} else {
-			sframe__default_ra(sec, abi, fre);
+			sframe_section__default_ra(sec, abi, fre);
 			i += 1;
 		}
 		if (n > i + 1)
-			sframe__flex_rule(&fre->fp, fre_uword(w, sz, i, sec->swap),
+			sframe_section__flex_rule(&fre->fp, fre_uword(w, sz, i, sec->swap),
 					  fre_word(w, sz, i + 1, sec->swap));
 		return;
 	}
 
 	cfa_off = cfa_offset(abi, fre_word(w, sz, 0, sec->swap));
-	sframe__set_rule(&fre->cfa, SFRAME_RULE_REG, sp_based ? abi->sp : abi->fp,
+	sframe_section__set_rule(&fre->cfa, SFRAME_RULE_REG, sp_based ? abi->sp : abi->fp,
 			 cfa_off);
 
 	/* Then the RA's word, where the ABI has one, and the FP's. */
 	i = 1;
-	sframe__default_ra(sec, abi, fre);
+	sframe_section__default_ra(sec, abi, fre);
 	if (abi->ra_word) {
 		s32 ra = n > i ? fre_word(w, sz, i, sec->swap) : 0;
 
 		if (n > i && !(abi->ra_pad && !ra))
-			sframe__word_rule(sec, abi, &fre->ra, ra);
+			sframe_section__word_rule(sec, abi, &fre->ra, ra);
 		i++;
 	}
 	if (n > i) {
-		sframe__word_rule(sec, abi, &fre->fp, fre_word(w, sz, i, sec->swap));
+		sframe_section__word_rule(sec, abi, &fre->fp, fre_word(w, sz, i, sec->swap));
 	} else if (sec->fixed_fp) {
-		sframe__set_rule(&fre->fp, SFRAME_RULE_CFA, 0, sec->fixed_fp);
+		sframe_section__set_rule(&fre->fp, SFRAME_RULE_CFA, 0, sec->fixed_fp);
 		fre->fp_fixed = true;
 	}
 }
@@ -759,7 +759,7 @@ static void sframe__interpret(const struct sframe_section *sec,
  * Walk the FREs of @fde: stop at @want (index) or at the last one starting at
  * or before @pc_off when @want is -1.  Decoding already checked the sizes.
  */
-static int sframe__walk_fres(const struct sframe_section *sec,
+static int sframe_section__walk_fres(const struct sframe_section *sec,
 			     const struct sframe_fde *fde, s64 want,
 			     u64 pc_off, struct sframe_fre *fre)
 {
@@ -791,7 +791,7 @@ static int sframe__walk_fres(const struct sframe_section *sec,
 	if (!found || (want >= 0 && found_idx != want))
 		return -ENOENT;
 
-	sframe__interpret(sec, fde, found[asz], found + asz + 1, fre);
+	sframe_section__interpret(sec, fde, found[asz], found + asz + 1, fre);
 	fre->fde_idx = fde - sec->fdes;
 	fre->fre_idx = found_idx;
 	if (fde->pc_type == SFRAME_PC_TYPE_MASK) {
@@ -805,10 +805,10 @@ static int sframe__walk_fres(const struct sframe_section *sec,
 	return 0;
 }
 
-int sframe__find_fre(const struct sframe_section *sec, u64 pc,
+int sframe_section__find_fre(const struct sframe_section *sec, u64 pc,
 		     struct sframe_fre *fre)
 {
-	const struct sframe_fde *fde = sframe__find_fde(sec, pc);
+	const struct sframe_fde *fde = sframe_section__find_fde(sec, pc);
 	u64 off;
 
 	if (!fde || !fde->nr_fres)
@@ -816,19 +816,19 @@ int sframe__find_fre(const struct sframe_section *sec, u64 pc,
 	off = pc - fde->start;
 	if (fde->pc_type == SFRAME_PC_TYPE_MASK)
 		off %= fde->rep_size;
-	return sframe__walk_fres(sec, fde, -1, off, fre);
+	return sframe_section__walk_fres(sec, fde, -1, off, fre);
 }
 
-int sframe__get_fre(const struct sframe_section *sec, u32 fde_idx,
+int sframe_section__get_fre(const struct sframe_section *sec, u32 fde_idx,
 		    u32 fre_idx, struct sframe_fre *fre)
 {
 	if (fde_idx >= sec->nr_fdes)
 		return -ENOENT;
-	return sframe__walk_fres(sec, &sec->fdes[fde_idx], fre_idx, 0, fre);
+	return sframe_section__walk_fres(sec, &sec->fdes[fde_idx], fre_idx, 0, fre);
 }
 
 /* The first of @funcs starting after @addr. */
-static size_t sframe__func_after(const struct sframe_func *funcs, size_t nr,
+static size_t sframe_section__func_after(const struct sframe_func *funcs, size_t nr,
 				 u64 addr)
 {
 	size_t lo = 0, hi = nr;
@@ -844,7 +844,7 @@ static size_t sframe__func_after(const struct sframe_func *funcs, size_t nr,
 	return lo;
 }
 
-const char *sframe__check_functions(const struct sframe_section *sec,
+const char *sframe_section__check_functions(const struct sframe_section *sec,
 				    const struct sframe_func *funcs, size_t nr,
 				    u32 *fde_idx, size_t *func_idx)
 {
@@ -855,7 +855,7 @@ const char *sframe__check_functions(const struct sframe_section *sec,
 		if (!fde->size || fde->signal)
 			continue;
 		*fde_idx = i;
-		j = sframe__func_after(funcs, nr, fde->start);
+		j = sframe_section__func_after(funcs, nr, fde->start);
 		*func_idx = j;
 		if (j < nr && funcs[j].start - fde->start < fde->size)
 			return "FDE takes in the start of a function not its own";

@@ -14,7 +14,7 @@
  * Versions read: 1 (binutils 2.40), 2 (2.41-2.44), 2 with
  * SFRAME_F_FDE_FUNC_START_PCREL (2.45) and 3 (2.46+: 64-bit start offsets,
  * FDE index separate from the FDE attributes that lead the FREs, flexible
- * FDEs, signal frame bit).  ABIs: one row each in the table sframe__abi()
+ * FDEs, signal frame bit).  ABIs: one row each in the table sframe_abi__find()
  * reads; the section is read in its own byte order.
  *
  * The layers: this decoder, below the stack walker (sframe-walk.h: a
@@ -23,17 +23,17 @@
  * state that finds and keeps each DSO's section (sframe-dso.h).
  *
  * Contract:
- *  - sframe__decode() validates the whole section once, in stages (header,
+ *  - sframe_section__decode() validates the whole section once, in stages (header,
  *    each FDE with its FREs, all FREs together): every offset and count
  *    inside the section, FDEs sorted and disjoint, every FRE's size, no
  *    32/64-bit overflow.  On failure it returns a negative errno, leaves a
  *    reason in sec->err and nothing to free.  Lookups never check again.
- *  - sframe__check_functions() is the one check that needs what the
+ *  - sframe_section__check_functions() is the one check that needs what the
  *    section cannot say of itself: where the object's functions start.
- *  - sframe__decode() copies nothing: the caller's buffer must outlive @sec.
+ *  - sframe_section__decode() copies nothing: the caller's buffer must outlive @sec.
  *  - Addresses are ELF virtual addresses of the object the section belongs
  *    to, computed from @addr, the section's own address.
- *  - sframe__find_fre() gives the row for a PC; a PC no FDE covers gives
+ *  - sframe_section__find_fre() gives the row for a PC; a PC no FDE covers gives
  *    -ENOENT.  The row is already interpreted for the ABI: fixed offsets from
  *    the header, the ABI's implicit rules, s390x offset encodings, flexible
  *    FDE control words; callers see only struct sframe_rule.
@@ -152,7 +152,7 @@ struct sframe_section {
 	u8			version;
 	u8			flags;
 	u8			abi;
-	const struct sframe_abi	*abi_row;	/* sframe__abi(@abi) */
+	const struct sframe_abi	*abi_row;	/* sframe_abi__find(@abi) */
 	s8			fixed_fp;	/* as in the header */
 	s8			fixed_ra;
 	bool			swap;		/* other byte order than host */
@@ -160,7 +160,7 @@ struct sframe_section {
 };
 
 /**
- * sframe__decode() - Validate an SFrame section and index its FDEs
+ * sframe_section__decode() - Validate an SFrame section and index its FDEs
  * @sec: filled in; on failure only @sec->err is meaningful
  * @data: the section's bytes, which must outlive @sec (nothing is copied)
  * @size: their size
@@ -173,35 +173,35 @@ struct sframe_section {
  * Return: 0, or -EINVAL for a section that is not valid (the reason in
  * @sec->err) or -ENOMEM; on error there is nothing to free.
  */
-int sframe__decode(struct sframe_section *sec, const void *data, size_t size,
+int sframe_section__decode(struct sframe_section *sec, const void *data, size_t size,
 		   u64 addr);
 /**
- * sframe__exit() - Free what sframe__decode() allocated for @sec
- * @sec: a section sframe__decode() accepted
+ * sframe_section__exit() - Free what sframe_section__decode() allocated for @sec
+ * @sec: a section sframe_section__decode() accepted
  */
-void sframe__exit(struct sframe_section *sec);
+void sframe_section__exit(struct sframe_section *sec);
 
 /**
- * sframe__find_fde() - The function descriptor that covers a PC
+ * sframe_section__find_fde() - The function descriptor that covers a PC
  * @sec: a decoded section
  * @pc: an ELF virtual address of the section's object
  *
  * Return: the FDE whose range holds @pc, or NULL if none does.
  */
-const struct sframe_fde *sframe__find_fde(const struct sframe_section *sec,
+const struct sframe_fde *sframe_section__find_fde(const struct sframe_section *sec,
 					  u64 pc);
 /**
- * sframe__find_fre() - The frame row that holds at a PC
+ * sframe_section__find_fre() - The frame row that holds at a PC
  * @sec: a decoded section
  * @pc: an ELF virtual address of the section's object
  * @fre: filled with the row, interpreted for the section's ABI
  *
  * Return: 0, or -ENOENT when no FDE covers @pc or no row of its FDE does.
  */
-int sframe__find_fre(const struct sframe_section *sec, u64 pc,
+int sframe_section__find_fre(const struct sframe_section *sec, u64 pc,
 		     struct sframe_fre *fre);
 /**
- * sframe__get_fre() - A row by its place, to list a section
+ * sframe_section__get_fre() - A row by its place, to list a section
  * @sec: a decoded section
  * @fde_idx: the FDE, below @sec->nr_fdes
  * @fre_idx: the row of that FDE, below its nr_fres
@@ -209,7 +209,7 @@ int sframe__find_fre(const struct sframe_section *sec, u64 pc,
  *
  * Return: 0, or -ENOENT for an index out of range.
  */
-int sframe__get_fre(const struct sframe_section *sec, u32 fde_idx,
+int sframe_section__get_fre(const struct sframe_section *sec, u32 fde_idx,
 		    u32 fre_idx, struct sframe_fre *fre);
 
 /* A function of the object, from its symbol table. */
@@ -221,7 +221,7 @@ struct sframe_func {
 };
 
 /**
- * sframe__check_functions() - Whether the FDEs start where the functions do
+ * sframe_section__check_functions() - Whether the FDEs start where the functions do
  * @sec: a decoded section
  * @funcs: the object's function symbols, sorted by start (size 0: end not
  *	   known)
@@ -239,7 +239,7 @@ struct sframe_func {
  * Return: NULL, or why the section is not to be used, with the FDE in
  * @fde_idx and the function in @func_idx.
  */
-const char *sframe__check_functions(const struct sframe_section *sec,
+const char *sframe_section__check_functions(const struct sframe_section *sec,
 				    const struct sframe_func *funcs, size_t nr,
 				    u32 *fde_idx, size_t *func_idx);
 
@@ -285,33 +285,33 @@ struct sframe_abi {
 };
 
 /**
- * sframe__abi() - The ABI table's row of an SFrame ABI
+ * sframe_abi__find() - The ABI table's row of an SFrame ABI
  * @abi: SFRAME_ABI_*, as a section's header gives it
  *
  * Return: the row, or NULL if the format defines no such ABI.
  */
-const struct sframe_abi *sframe__abi(u8 abi);
+const struct sframe_abi *sframe_abi__find(u8 abi);
 /**
- * sframe__abi_of_machine() - The ABI table's row of an ELF machine
+ * sframe_abi__of_machine() - The ABI table's row of an ELF machine
  * @e_machine: EM_*, as the thread's dso gives it
  * @big_endian: that code's byte order
  *
  * Return: the row, or NULL if SFrame defines no ABI for it.
  */
-const struct sframe_abi *sframe__abi_of_machine(u16 e_machine, bool big_endian);
+const struct sframe_abi *sframe_abi__of_machine(u16 e_machine, bool big_endian);
 /**
- * sframe__abi_name() - The name of an SFrame ABI, for messages and dumps
+ * sframe_abi__name() - The name of an SFrame ABI, for messages and dumps
  * @abi: SFRAME_ABI_*, as a section's header gives it
  *
  * Return: its name, or "unknown" (never NULL).
  */
-const char *sframe__abi_name(u8 abi);
+const char *sframe_abi__name(u8 abi);
 /**
- * sframe__abi_nth() - Every row of the ABI table, for tests and dumps
+ * sframe_abi__nth() - Every row of the ABI table, for tests and dumps
  * @i: from 0, until NULL comes back
  *
  * Return: the @i-th row, or NULL past the last.
  */
-const struct sframe_abi *sframe__abi_nth(unsigned int i);
+const struct sframe_abi *sframe_abi__nth(unsigned int i);
 
 #endif /* __PERF_SFRAME_H */

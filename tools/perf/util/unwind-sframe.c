@@ -151,7 +151,7 @@ static size_t unwind_sframe__fprintf_rows(const struct unwind_sframe_sum *sum,
 	return printed;
 }
 
-size_t sframe__fprintf_stats(struct machines *machines, FILE *fp)
+size_t unwind_sframe__fprintf_stats(struct machines *machines, FILE *fp)
 {
 	struct unwind_sframe_sum sum = { .fp = NULL };
 	size_t printed;
@@ -167,7 +167,7 @@ size_t sframe__fprintf_stats(struct machines *machines, FILE *fp)
 	return printed + sum.printed;
 }
 
-size_t sframe__fprintf_header(struct machines *machines, FILE *fp)
+size_t unwind_sframe__fprintf_header(struct machines *machines, FILE *fp)
 {
 	struct unwind_sframe_sum sum = { .fp = NULL };
 	const struct unwind_sframe_stats *st = &sum.st;
@@ -189,19 +189,19 @@ size_t sframe__fprintf_header(struct machines *machines, FILE *fp)
 	return printed + fprintf(fp, "#\n");
 }
 
-bool sframe__style_chosen(void)
+bool unwind_sframe__style_chosen(void)
 {
 	return symbol_conf.unwind_style[0] == UNWIND_STYLE_SFRAME ||
 	       symbol_conf.unwind_style[0] == UNWIND_STYLE_SFRAME_ONLY;
 }
 
-static int sframe__count_entry(struct unwind_entry *entry __maybe_unused,
+static int unwind_sframe__count_entry(struct unwind_entry *entry __maybe_unused,
 			       void *arg __maybe_unused)
 {
 	return 0;
 }
 
-void sframe__count_sample(struct machine *machine, struct perf_sample *sample)
+void unwind_sframe__count_sample(struct machine *machine, struct perf_sample *sample)
 {
 	struct thread *thread;
 
@@ -210,13 +210,13 @@ void sframe__count_sample(struct machine *machine, struct perf_sample *sample)
 	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
 	if (!thread)
 		return;
-	unwind__get_entries(sframe__count_entry, NULL, thread, sample,
+	unwind__get_entries(unwind_sframe__count_entry, NULL, thread, sample,
 			    sysctl__max_stack(), false);
 	thread__put(thread);
 }
 
 /* Caller frames 1..@n-1 of a walk, by the rows that found them. */
-static void sframe__count_frames(struct unwind_sframe_stats *st,
+static void unwind_sframe__count_frames(struct unwind_sframe_stats *st,
 				 const struct sframe_frame *frames, int n)
 {
 	for (int i = 1; i < n; i++) {
@@ -251,7 +251,7 @@ struct sframe_lookup_arg {
 	} hit[SFRAME_LOOKUP_CACHE];
 };
 
-static void sframe_lookup__exit(struct sframe_lookup_arg *la)
+static void unwind_sframe__lookup_exit(struct sframe_lookup_arg *la)
 {
 	for (int i = 0; i < la->nr; i++)
 		map__zput(la->hit[i].map);
@@ -259,7 +259,7 @@ static void sframe_lookup__exit(struct sframe_lookup_arg *la)
 }
 
 /* The slot whose map holds @pc, or -1. */
-static int sframe_lookup__slot(const struct sframe_lookup_arg *la, u64 pc)
+static int unwind_sframe__lookup_slot(const struct sframe_lookup_arg *la, u64 pc)
 {
 	for (int i = 0; i < la->nr; i++) {
 		if (pc >= la->hit[i].start && pc < la->hit[i].end)
@@ -273,14 +273,14 @@ static int sframe_lookup__slot(const struct sframe_lookup_arg *la, u64 pc)
  * order (the stack snapshot is in the target's), with the machine in
  * @e_machine for perf's register helpers; NULL: SFrame knows no such ABI.
  */
-static const struct sframe_abi *sframe__thread_abi(struct thread *thread,
+static const struct sframe_abi *unwind_sframe__thread_abi(struct thread *thread,
 						   uint16_t *e_machine)
 {
 	bool big_endian = false;
 
 	*e_machine = thread__e_machine_endian(thread, maps__machine(thread__maps(thread)),
 					      /*e_flags=*/NULL, &big_endian);
-	return sframe__abi_of_machine(*e_machine, big_endian);
+	return sframe_abi__of_machine(*e_machine, big_endian);
 }
 
 /*
@@ -289,7 +289,7 @@ static const struct sframe_abi *sframe__thread_abi(struct thread *thread,
  * and the sample has it (a leaf's RA is still there).  Non-zero if IP, SP
  * or FP is missing.
  */
-static int sframe__regs_frame(const struct sframe_abi *abi, struct regs_dump *regs,
+static int unwind_sframe__regs_frame(const struct sframe_abi *abi, struct regs_dump *regs,
 			      uint16_t e_machine, struct sframe_frame *f)
 {
 	f->ra_known = abi->ra && !perf_reg_value(&f->ra, regs, perf_arch_reg_ra(e_machine));
@@ -298,7 +298,7 @@ static int sframe__regs_frame(const struct sframe_abi *abi, struct regs_dump *re
 	       perf_reg_value(&f->fp, regs, perf_arch_reg_fp(e_machine));
 }
 
-static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
+static int unwind_sframe__row(u64 pc, struct sframe_fre *fre, void *arg)
 {
 	struct sframe_lookup_arg *la = arg;
 	const struct sframe_section *sec = NULL;
@@ -307,12 +307,12 @@ static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
 	u64 bias = 0;
 	int i;
 
-	i = sframe_lookup__slot(la, pc);
+	i = unwind_sframe__lookup_slot(la, pc);
 	if (i < 0) {
 		addr_location__init(&al);
 		if (thread__find_map(la->thread, PERF_RECORD_MISC_USER, pc, &al)) {
 			dso = map__dso(al.map);
-			if (dso && dso__vaddr_bias(dso, al.map, pc, &bias))
+			if (dso && dso__sframe_vaddr_bias(dso, al.map, pc, &bias))
 				dso = NULL;
 			if (dso) {
 				sec = dso__sframe(dso, al.map, pc, &bias);
@@ -336,13 +336,13 @@ static int sframe_row(u64 pc, struct sframe_fre *fre, void *arg)
 
 	sec = la->hit[i].sec;
 	if (sec && sec->abi_row == la->abi &&
-	    !sframe__find_fre(sec, pc - la->hit[i].bias, fre)) {
+	    !sframe_section__find_fre(sec, pc - la->hit[i].bias, fre)) {
 		la->used = true;
 		return 0;
 	}
 	if (!la->cfi)
 		return -ENOENT;
-	return dso__cfi_row(la->hit[i].dso, la->abi, pc - la->hit[i].bias, fre);
+	return dso__sframe_cfi_row(la->hit[i].dso, la->abi, pc - la->hit[i].bias, fre);
 }
 
 struct count_cb {
@@ -363,10 +363,10 @@ static int count_entry(struct unwind_entry *entry, void *arg)
  * sframe-only ended a stack at a frame without .sframe: say so once, with
  * where, since the stacks are shorter than they look.
  */
-static void sframe__warn_cut(struct unwind_sframe_stats *st,
+static void unwind_sframe__warn_cut(struct unwind_sframe_stats *st,
 			     const struct sframe_lookup_arg *la, u64 ip)
 {
-	int slot = sframe_lookup__slot(la, ip);
+	int slot = unwind_sframe__lookup_slot(la, ip);
 
 	if (st->warned_cut)
 		return;
@@ -396,7 +396,7 @@ static int collect_ip(struct unwind_entry *entry, void *arg)
  * .eh_frame rules for the CFA do not use: SFrame's ABIs base it on SP or
  * FP.
  */
-static int sframe__libdw_from(struct thread *thread, struct perf_sample *data,
+static int unwind_sframe__libdw_from(struct thread *thread, struct perf_sample *data,
 			      uint16_t e_machine, const struct sframe_frame *f,
 			      u64 *ips, int max, bool best_effort)
 {
@@ -457,14 +457,14 @@ static int sframe__libdw_from(struct thread *thread, struct perf_sample *data,
  * borrows that map (the callchain copies what it keeps); only the others,
  * those libdw unwound, need a full lookup.
  */
-static int sframe__emit(unwind_entry_cb_t cb, void *arg, struct thread *thread,
+static int unwind_sframe__emit(unwind_entry_cb_t cb, void *arg, struct thread *thread,
 			const struct sframe_lookup_arg *la, const u64 *ips, int nr)
 {
 	int ret = 0;
 
 	for (int i = 0; i < nr && !ret; i++) {
 		int j = callchain_param.order == ORDER_CALLER ? nr - 1 - i : i;
-		int slot = sframe_lookup__slot(la, ips[j]);
+		int slot = unwind_sframe__lookup_slot(la, ips[j]);
 		struct unwind_entry e = { .ip = ips[j] };
 		struct addr_location al;
 
@@ -503,7 +503,7 @@ struct sframe_buf {
 	u64			ips_local[PERF_MAX_STACK_DEPTH];
 };
 
-static int sframe_buf__init(struct sframe_buf *b, int max)
+static int unwind_sframe__buf_init(struct sframe_buf *b, int max)
 {
 	if (max <= PERF_MAX_STACK_DEPTH) {
 		b->frames = b->frames_local;
@@ -518,13 +518,13 @@ static int sframe_buf__init(struct sframe_buf *b, int max)
 	return 0;
 }
 
-static void sframe_buf__exit(struct sframe_buf *b)
+static void unwind_sframe__buf_exit(struct sframe_buf *b)
 {
 	if (b->frames != b->frames_local)
 		free(b->frames);
 }
 
-int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
+int unwind_sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 			struct thread *thread, struct perf_sample *data,
 			int max_stack, bool best_effort, bool hybrid, bool last)
 {
@@ -540,16 +540,16 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 
 	if (!data->user_regs || !data->user_regs->regs || max_stack < 1)
 		return 0;
-	la.abi = sframe__thread_abi(thread, &e_machine);
+	la.abi = unwind_sframe__thread_abi(thread, &e_machine);
 	if (!la.abi)
 		return hybrid ? libdw__get_entries(cb, arg, thread, data,
 						   max_stack, best_effort) : 0;
 
-	if (sframe_buf__init(&buf, max_stack))
+	if (unwind_sframe__buf_init(&buf, max_stack))
 		return -ENOMEM;
 	frames = buf.frames;
 	ips = buf.ips;
-	if (sframe__regs_frame(la.abi, data->user_regs, e_machine, &frames[0])) {
+	if (unwind_sframe__regs_frame(la.abi, data->user_regs, e_machine, &frames[0])) {
 		ret = 0;
 		goto out;
 	}
@@ -557,7 +557,7 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 	stack.data = (const u8 *)data->user_stack.data;
 	stack.size = data->user_stack.size;
 
-	n = sframe_walk__unwind(la.abi, frames, max_stack, &stack, sframe_row,
+	n = sframe_walk__unwind(la.abi, frames, max_stack, &stack, unwind_sframe__row,
 				&la, &stop);
 	/* sframe-only has nothing for it: let the next style try. */
 	if (stop == SFRAME_STOP_NO_SFRAME && n == 1 && !hybrid && !last) {
@@ -591,7 +591,7 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 	 * must not be moved back into a call.
 	 */
 	if (stop == SFRAME_STOP_NO_SFRAME && hybrid) {
-		int got = sframe__libdw_from(thread, data, e_machine, &frames[n - 2],
+		int got = unwind_sframe__libdw_from(thread, data, e_machine, &frames[n - 2],
 					     ips + n - 2, max_stack - n + 2,
 					     best_effort);
 
@@ -604,29 +604,29 @@ int sframe__get_entries(unwind_entry_cb_t cb, void *arg,
 						 !frames[n - 2].sigtramp);
 		if (got > 1) {
 			nr = n - 2 + got;
-			sframe__count_frames(&machine->sframe_stats, frames, n - 1);
+			unwind_sframe__count_frames(&machine->sframe_stats, frames, n - 1);
 			machine->sframe_stats.fallback_frames += got - 1;
 		} else {
-			sframe__count_frames(&machine->sframe_stats, frames, n);
+			unwind_sframe__count_frames(&machine->sframe_stats, frames, n);
 			machine->sframe_stats.stopped++;
 		}
 	} else {
-		sframe__count_frames(&machine->sframe_stats, frames, n);
+		unwind_sframe__count_frames(&machine->sframe_stats, frames, n);
 		if (stop == SFRAME_STOP_NO_SFRAME || stop == SFRAME_STOP_STACK ||
 		    stop == SFRAME_STOP_BAD)
 			machine->sframe_stats.stopped++;
 		if (stop == SFRAME_STOP_NO_SFRAME && !hybrid)
-			sframe__warn_cut(&machine->sframe_stats, &la, frames[n - 1].ip);
+			unwind_sframe__warn_cut(&machine->sframe_stats, &la, frames[n - 1].ip);
 	}
 
-	ret = sframe__emit(cb, arg, thread, &la, ips, nr);
+	ret = unwind_sframe__emit(cb, arg, thread, &la, ips, nr);
 	if (!ret)
 		ret = nr;
 	else if (ret != -ENOMEM)
 		ret = nr ? 1 : 0;
 out:
-	sframe_lookup__exit(&la);
-	sframe_buf__exit(&buf);
+	unwind_sframe__lookup_exit(&la);
+	unwind_sframe__buf_exit(&buf);
 	return ret;
 }
 
@@ -634,7 +634,7 @@ out:
  * Does @ra look like a return address: inside a mapping of @thread that
  * holds code?  Used only to vet frame pointer steps, see below.
  */
-static bool sframe__code_addr(u64 ra, void *arg)
+static bool unwind_sframe__code_addr(u64 ra, void *arg)
 {
 	struct thread *thread = arg;
 	struct addr_location al;
@@ -647,7 +647,7 @@ static bool sframe__code_addr(u64 ra, void *arg)
 	return ok;
 }
 
-int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
+int unwind_sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 			  u64 *ips, int max)
 {
 	struct sframe_lookup_arg la = { .thread = thread, .cfi = true };
@@ -662,20 +662,20 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	if (!thread || !sample->user_regs || !sample->user_regs->regs ||
 	    !ustack->size || !ustack->data || max < 1)
 		return 0;
-	la.abi = sframe__thread_abi(thread, &e_machine);
+	la.abi = unwind_sframe__thread_abi(thread, &e_machine);
 	if (!la.abi)
 		return 0;
-	if (sframe_buf__init(&buf, max))
+	if (unwind_sframe__buf_init(&buf, max))
 		return -ENOMEM;
 	f = buf.frames;
-	if (sframe__regs_frame(la.abi, sample->user_regs, e_machine, &f[0]))
+	if (unwind_sframe__regs_frame(la.abi, sample->user_regs, e_machine, &f[0]))
 		goto out;
 	stack.sp = f[0].sp;
 	stack.data = (const u8 *)ustack->data;
 	stack.size = ustack->size;
 
-	n = sframe_walk__unwind(la.abi, f, max, &stack, sframe_row, &la, &stop);
-	sframe_lookup__exit(&la);
+	n = sframe_walk__unwind(la.abi, f, max, &stack, unwind_sframe__row, &la, &stop);
+	unwind_sframe__lookup_exit(&la);
 	/* No .sframe on the way: the caller's frame pointer walk is as good. */
 	if (!la.used)
 		goto out;
@@ -684,7 +684,7 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	for (nr = 0; nr < n; nr++)
 		ips[nr] = f[nr].ip;
 	unwind_sframe__stats(thread)->snapshots++;
-	sframe__count_frames(unwind_sframe__stats(thread), f, n);
+	unwind_sframe__count_frames(unwind_sframe__stats(thread), f, n);
 	if (stop != SFRAME_STOP_NO_SFRAME) {
 		if (stop == SFRAME_STOP_STACK || stop == SFRAME_STOP_BAD)
 			unwind_sframe__stats(thread)->stopped++;
@@ -708,12 +708,12 @@ int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 	 * prologue shows its caller's caller next, likewise.
 	 */
 	n = sframe_walk__fp_abi(la.abi, &stack, f[n - 1].sp, f[n - 1].fp, ips + nr,
-				max - nr, sframe__code_addr, thread);
+				max - nr, unwind_sframe__code_addr, thread);
 	unwind_sframe__stats(thread)->fp_frames += n;
 	if (!n)
 		unwind_sframe__stats(thread)->stopped++;
 	nr += n;
 out:
-	sframe_buf__exit(&buf);
+	unwind_sframe__buf_exit(&buf);
 	return nr;
 }

@@ -6,7 +6,7 @@
  * The "sframe" and "sframe-only" unwind styles, the top of the SFrame
  * layers: perf samples and threads in, callchains out, through the walker
  * (sframe-walk.h) and the per-DSO state (sframe-dso.h).  Its entry point
- * for unwind__get_entries() is sframe__get_entries() in unwind.h; here are
+ * for unwind__get_entries() is unwind_sframe__get_entries() in unwind.h; here are
  * its counters, kept in each struct machine, and the deferred callchain
  * fallback.
  */
@@ -45,7 +45,7 @@ struct unwind_sframe_stats {
 };
 
 /**
- * sframe__fprintf_stats() - The "SFrame unwinding" block of perf report
+ * unwind_sframe__fprintf_stats() - The "SFrame unwinding" block of perf report
  *			     --stats and perf script
  * @machines: the session's machines, host and guests
  * @fp: where to print
@@ -56,37 +56,37 @@ struct unwind_sframe_stats {
  *
  * Return: the number of characters printed.
  */
-size_t sframe__fprintf_stats(struct machines *machines, FILE *fp);
+size_t unwind_sframe__fprintf_stats(struct machines *machines, FILE *fp);
 /**
- * sframe__fprintf_header() - The same in one "# SFrame unwinding:" line,
+ * unwind_sframe__fprintf_header() - The same in one "# SFrame unwinding:" line,
  *			      for perf report's header
  * @machines: the session's machines, host and guests
  * @fp: where to print
  *
  * Return: the number of characters printed.
  */
-size_t sframe__fprintf_header(struct machines *machines, FILE *fp);
+size_t unwind_sframe__fprintf_header(struct machines *machines, FILE *fp);
 
 /**
- * sframe__style_chosen() - Whether an sframe style comes first in
+ * unwind_sframe__style_chosen() - Whether an sframe style comes first in
  *			    unwind.style
  *
  * Return: true for "sframe" or "sframe-only" first.
  */
-bool sframe__style_chosen(void);
+bool unwind_sframe__style_chosen(void);
 /**
- * sframe__count_sample() - Unwind a sample only to count it
+ * unwind_sframe__count_sample() - Unwind a sample only to count it
  * @machine: the sample's machine, whose counters get what the walk did
  * @sample: a sample with user registers and stack
  *
  * For perf report --stats, which resolves no callchains: with an sframe
- * style first (sframe__style_chosen()), each sample is unwound with the
+ * style first (unwind_sframe__style_chosen()), each sample is unwound with the
  * styles chosen, so that the block says what perf report would do.
  */
-void sframe__count_sample(struct machine *machine, struct perf_sample *sample);
+void unwind_sframe__count_sample(struct machine *machine, struct perf_sample *sample);
 
 /**
- * sframe__walk_snapshot() - The user frames of a deferred sample's snapshot
+ * unwind_sframe__walk_snapshot() - The user frames of a deferred sample's snapshot
  * @thread: the sample's thread, whose maps give the rows
  * @sample: PERF_SAMPLE_REGS_USER with the IP, SP and frame pointer
  *	    perf_arch_reg_ip(), _sp() and _fp() name for the thread's
@@ -104,7 +104,7 @@ void sframe__count_sample(struct machine *machine, struct perf_sample *sample);
  * Return: how many, 0 when no .sframe row was used (a plain frame pointer
  * walk does as well), or -ENOMEM.
  */
-int sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
+int unwind_sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
 			  u64 *ips, int max);
 
 #endif /* __PERF_UNWIND_SFRAME_H */
