@@ -29,10 +29,10 @@
 #include "machine.h"
 #include "perf_regs.h"
 #include "sample.h"
+#include "sframe.h"
 #include "sframe-walk.h"
 #include "unwind-sframe.h"
 #include "thread.h"
-#include "../../arch/x86/include/uapi/asm/perf_regs.h"
 
 /* The kernel never emits more than this many deferred user entries. */
 #define DC_MAX_USER_FRAMES	512
@@ -365,33 +365,42 @@ static int dc__chain_reserve(struct deferred_callchain *dc, size_t nr)
 }
 
 /*
- * Walk the user stack snapshot with frame pointers (x86_64): the only
- * fallback that needs no unwind tables.  Returns the number of user frames
- * written after @pos, or 0 when the sample has no usable snapshot.
+ * Walk the user stack snapshot with frame pointers, by the frame record of
+ * the recording's machine (its SFrame ABI row): the only fallback that
+ * needs no unwind tables.  The registers are the ones perf's arch helpers
+ * name for that machine.  Returns the number of user frames written after
+ * @pos, or 0 when the sample has no usable snapshot or its machine has no
+ * frame records to walk.
  */
 static size_t dc__walk_snapshot(struct deferred_callchain *dc, struct perf_sample *sample,
 				size_t pos)
 {
 	struct regs_dump *regs = sample->user_regs;
 	struct stack_dump *stack = &sample->user_stack;
+	const struct sframe_abi *abi;
 	struct sframe_stack st;
-	u64 ip, bp;
+	uint16_t e_machine;
+	bool big_endian;
+	u64 ip, fp;
 
 	if (!regs || !regs->regs || !stack->size || !stack->data || !sample->evsel)
 		return 0;
-	if (perf_env__e_machine(evsel__env(sample->evsel), NULL) != EM_X86_64)
-		return 0;
-	if (perf_reg_value(&ip, regs, PERF_REG_X86_IP) ||
-	    perf_reg_value(&st.sp, regs, PERF_REG_X86_SP) ||
-	    perf_reg_value(&bp, regs, PERF_REG_X86_BP))
+	e_machine = perf_env__e_machine(evsel__env(sample->evsel), NULL);
+	/* The snapshot is in the recording's byte order: the host's unless swapped. */
+	big_endian = (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) != sample->evsel->needs_swap;
+	abi = sframe_abi__of_machine(e_machine, big_endian);
+	if (!abi ||
+	    perf_reg_value(&ip, regs, perf_arch_reg_ip(e_machine)) ||
+	    perf_reg_value(&st.sp, regs, perf_arch_reg_sp(e_machine)) ||
+	    perf_reg_value(&fp, regs, perf_arch_reg_fp(e_machine)))
 		return 0;
 	if (dc__chain_reserve(dc, pos + DC_MAX_USER_FRAMES + 1))
 		return 0;
 	dc->chain[1 + pos] = ip;
 	st.data = (const u8 *)stack->data;
 	st.size = stack->size;
-	return 1 + sframe_walk__fp(&st, st.sp, bp, dc->chain + 2 + pos,
-				   DC_MAX_USER_FRAMES - 1, NULL, NULL);
+	return 1 + sframe_walk__fp_abi(abi, &st, st.sp, fp, dc->chain + 2 + pos,
+				       DC_MAX_USER_FRAMES - 1, NULL, NULL);
 }
 
 /*
@@ -412,8 +421,7 @@ static size_t dc__walk_sframe(struct deferred_callchain *dc, struct machine *mac
 	if (!machine || !sample->user_regs || !sample->user_regs->regs ||
 	    !sample->user_stack.size || !sample->evsel || sample->tid == (u32)-1)
 		return 0;
-	if (perf_env__e_machine(evsel__env(sample->evsel), NULL) != EM_X86_64)
-		return 0;
+	/* unwind_sframe__walk_snapshot() takes the ABI of the thread's machine. */
 	if (dc__chain_reserve(dc, pos + DC_MAX_USER_FRAMES + 1))
 		return 0;
 	thread = machine__find_thread(machine, sample->pid, sample->tid);

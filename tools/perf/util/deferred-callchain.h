@@ -38,10 +38,13 @@
  *    pending cap evicts it, or the input ends.  So samples may go out after
  *    their task's EXIT: the tool keeps exited threads
  *    (symbol_conf.keep_exited_threads, which
- *    perf_session__deferred_callchain() sets), for them to resolve.  It then falls back to a walk of the sample's user stack
- *    snapshot (x86_64, PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER): with
- *    SFrame where the code has .sframe (unwind_sframe__walk_snapshot()), else with
- *    frame pointers; or, without a snapshot, it ends with a bare
+ *    perf_session__deferred_callchain() sets), for them to resolve.  It
+ *    then falls back to a walk of the sample's user stack snapshot
+ *    (PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER, the registers perf's
+ *    arch helpers name for the recording's machine): with SFrame where the
+ *    code has .sframe (unwind_sframe__walk_snapshot()), else with frame
+ *    pointers by the machine's frame record (its SFrame ABI row); or,
+ *    without a snapshot, it ends with a bare
  *    PERF_CONTEXT_USER_DEFERRED, which callchain resolution shows as
  *    "[user stack lost]".
  *
