@@ -77,11 +77,14 @@ class Elsewhere(common.PerfTestCase):
                 self.assertGreaterEqual(len(home), MIN_SAMPLES, cpu_record.too_few(
                     'at home', len(home), RECORD_MS, 500))
                 self.assertEqual(len(away), len(home))
+                # A chain with a vdso frame anywhere (its first, or one the
+                # walk passes through) cannot be unwound where perf has no
+                # vdso image: which samples land there is chance.
                 diff = [i for i in range(len(home)) if away[i] != home[i] and
-                        (vdso or not home[i] or home[i][0][1] != '[vdso]')]
+                        (vdso or not any(f[1] == '[vdso]' for f in home[i]))]
                 self.assertEqual(diff, [], 'first differing sample: %s\nvs\n%s'
                                  % (away[diff[0]], home[diff[0]]) if diff else '')
-                in_vdso = any(c and c[0][1] == '[vdso]' for c in home)
+                in_vdso = any(f[1] == '[vdso]' for c in home for f in c)
                 if style != 'libdw' and (vdso or not in_vdso):
                     self.assertEqual(
                         perf_counters.block(err, 'SFrame unwinding'),
