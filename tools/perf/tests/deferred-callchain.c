@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <gelf.h>
 #include <linux/kernel.h>
 #include <linux/perf_event.h>
 #include <linux/zalloc.h>
@@ -817,68 +816,14 @@ static size_t sf_section(u8 *buf, size_t size)
 
 static int sf_write_elf(char *path)
 {
-	static const char strtab[] = "\0.sframe\0.shstrtab";
-	Elf_Scn *scn, *str_scn;
-	Elf64_Ehdr *eh;
-	Elf64_Phdr *ph;
-	Elf64_Shdr *sh;
-	Elf_Data *d;
 	static u8 sec[128];
 	size_t size = sf_section(sec, sizeof(sec));
-	Elf *elf;
-	int fd, ret = -1;
+	int fd, ret;
 
 	fd = mkstemp(path);
 	if (fd < 0)
 		return -1;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_WRITE, NULL);
-	if (!elf)
-		goto out;
-	eh = elf64_newehdr(elf);
-	ph = elf64_newphdr(elf, 1);
-	if (!eh || !ph)
-		goto out_elf;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_type = ET_DYN;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	ph->p_type = PT_LOAD;
-	ph->p_flags = PF_R | PF_X;
-	ph->p_filesz = ph->p_memsz = 0x10000;
-	ph->p_align = 0x1000;
-
-	scn = elf_newscn(elf);
-	d = scn ? elf_newdata(scn) : NULL;
-	sh = scn ? elf64_getshdr(scn) : NULL;
-	if (!d || !sh)
-		goto out_elf;
-	d->d_buf = sec;
-	d->d_size = size;
-	d->d_type = ELF_T_BYTE;
-	d->d_align = 8;
-	sh->sh_name = 1;
-	sh->sh_type = SHT_PROGBITS;
-	sh->sh_flags = SHF_ALLOC;
-	sh->sh_addr = SF_SEC;
-
-	str_scn = elf_newscn(elf);
-	d = str_scn ? elf_newdata(str_scn) : NULL;
-	sh = str_scn ? elf64_getshdr(str_scn) : NULL;
-	if (!d || !sh)
-		goto out_elf;
-	d->d_buf = (void *)strtab;
-	d->d_size = sizeof(strtab);
-	d->d_type = ELF_T_BYTE;
-	d->d_align = 1;
-	sh->sh_name = 9;
-	sh->sh_type = SHT_STRTAB;
-	eh->e_shstrndx = elf_ndxscn(str_scn);
-	if (elf_update(elf, ELF_C_WRITE) > 0)
-		ret = 0;
-out_elf:
-	elf_end(elf);
-out:
+	ret = sframe_build__write_elf(fd, EM_X86_64, SF_SEC, sec, size);
 	close(fd);
 	return ret;
 }

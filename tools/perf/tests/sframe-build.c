@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <gelf.h>
 #include <linux/kernel.h>
 
 #include "sframe.h"
@@ -177,4 +178,65 @@ void sframe_build__sample(struct sframe_build *b, u8 version, u8 abi,
 		.version = version, .abi = abi, .pcrel = pcrel, .addr = addr,
 		.nr_fdes = ARRAY_SIZE(sample_fdes), .fdes = sample_fdes,
 	};
+}
+
+int sframe_build__write_elf(int fd, u16 e_machine, u64 addr, const u8 *sec, size_t size)
+{
+	static const char strtab[] = "\0.sframe\0.shstrtab";
+	Elf_Scn *scn, *str_scn;
+	Elf64_Ehdr *eh;
+	Elf64_Phdr *ph;
+	Elf64_Shdr *sh;
+	Elf_Data *d;
+	Elf *elf;
+	int ret = -1;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_WRITE, NULL);
+	if (!elf)
+		return -1;
+	eh = elf64_newehdr(elf);
+	ph = elf64_newphdr(elf, 1);
+	if (!eh || !ph)
+		goto out;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_type = ET_DYN;
+	eh->e_machine = e_machine;
+	eh->e_version = EV_CURRENT;
+	ph->p_type = PT_LOAD;
+	ph->p_flags = PF_R | PF_X;
+	ph->p_filesz = ph->p_memsz = 0x10000;
+	ph->p_align = 0x1000;
+
+	scn = elf_newscn(elf);
+	d = scn ? elf_newdata(scn) : NULL;
+	sh = scn ? elf64_getshdr(scn) : NULL;
+	if (!d || !sh)
+		goto out;
+	d->d_buf = (void *)sec;
+	d->d_size = size;
+	d->d_type = ELF_T_BYTE;
+	d->d_align = 8;
+	sh->sh_name = 1;
+	sh->sh_type = SHT_PROGBITS;
+	sh->sh_flags = SHF_ALLOC;
+	sh->sh_addr = addr;
+
+	str_scn = elf_newscn(elf);
+	d = str_scn ? elf_newdata(str_scn) : NULL;
+	sh = str_scn ? elf64_getshdr(str_scn) : NULL;
+	if (!d || !sh)
+		goto out;
+	d->d_buf = (void *)strtab;
+	d->d_size = sizeof(strtab);
+	d->d_type = ELF_T_BYTE;
+	d->d_align = 1;
+	sh->sh_name = 9;
+	sh->sh_type = SHT_STRTAB;
+	eh->e_shstrndx = elf_ndxscn(str_scn);
+	if (elf_update(elf, ELF_C_WRITE) > 0)
+		ret = 0;
+out:
+	elf_end(elf);
+	return ret;
 }

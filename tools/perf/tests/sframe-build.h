@@ -58,6 +58,21 @@ struct sframe_build {
  */
 long sframe_build__section(const struct sframe_build *b, u8 *buf, size_t size);
 
+/**
+ * sframe_build__write_elf() - A little-endian ELF file holding an SFrame
+ *			       section, for a test's dso to load
+ * @fd: the file, open for writing (the caller closes it)
+ * @e_machine: the ELF machine (EM_X86_64, EM_AARCH64...)
+ * @addr: the section's vaddr, inside the one PT_LOAD (0 to 0x10000, r-x)
+ * @sec: the section's bytes (sframe_build__section())
+ * @size: their size
+ *
+ * The file has the ELF header, that PT_LOAD, .sframe and .shstrtab.
+ *
+ * Return: 0, or -1 if libelf could not write it.
+ */
+int sframe_build__write_elf(int fd, u16 e_machine, u64 addr, const u8 *sec, size_t size);
+
 /*
  * The model the tests and the seeds share, at @addr: a function at 0x1000
  * with a frame (0x20 bytes: entry, SP-based and FP-based rows, an
