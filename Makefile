@@ -12,6 +12,7 @@
 #   make SAN=1     ours with ASan+UBSan, in build/out-ours-san
 #   make fuzz      libFuzzer targets (clang 14): see fuzz/README.md
 #   make deb       a Debian package of ours, in build/deb (lintian-checked)
+#   make series    the overlay as a patch series for upstream, in build/series
 #
 # LINUX_SRC=<linux 7.2 tree> uses that tree instead of Debian's
 # linux-source-7.2 package.
@@ -52,7 +53,7 @@ endif
 OUT_UP		:= $(B)/out-upstream
 
 .PHONY: all setup deps sources tree perf perf-upstream install check demo patches \
-	patches-status refresh-patches reset clean distclean checkpatch fuzz fuzz-run deb
+	patches-status refresh-patches reset clean distclean checkpatch fuzz fuzz-run deb series
 
 all: perf perf-upstream
 
@@ -176,6 +177,13 @@ fuzz-run: fuzz
 # perf-deferred, in place of Debian's linux-perf.
 deb: tree $(TEMPLATE)
 	scripts/make-deb.sh $(TREE) $(TEMPLATE) $(B)/deb
+
+# The overlay as commits against pristine 7.2.13 (series/manifest says
+# which commit carries each overlay item), written by git format-patch
+# with a cover letter; checked to apply with git am and to end at exactly
+# $(TREE), and run through checkpatch --strict (build/series/checkpatch.log).
+series: tree
+	scripts/series.py build $(PRISTINE) $(TREE) . $(B)/series
 
 patches:
 	scripts/overlay.py patches $(PRISTINE) $(TREE) .
