@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`make series`: the overlay as a patch series for upstream, a view of it
+that series/manifest orders.  Every overlay item is in exactly one commit
+(a new file or .patch added without its manifest line fails here); the
+series written to build/series applies with git am to the pristine
+sources and ends at exactly build/ours; its patches look like perf's."""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from common import BUILD, PRISTINE, TOP, TREE, need, run
+
+sys.path.insert(0, os.path.join(TOP, 'scripts'))
+import series  # noqa: E402
+
+OUT = os.path.join(BUILD, 'series')
+
+
+class Manifest(unittest.TestCase):
+    def test_every_overlay_item_in_one_commit(self):
+        _, commits = series.load(TOP)
+        self.assertEqual(series.coverage(TOP, commits), [])
+
+    def test_an_item_left_out_is_named(self):
+        # What a contributor who adds a file and forgets the manifest sees.
+        tmp = tempfile.mkdtemp(prefix='series-')
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        shutil.copytree(os.path.join(TOP, 'series'), os.path.join(tmp, 'series'))
+        shutil.copytree(os.path.join(TOP, 'tools'), os.path.join(tmp, 'tools'))
+        new = os.path.join('tools', 'perf', 'util', 'new-module.c')
+        open(os.path.join(tmp, new), 'w').close()
+        _, commits = series.load(tmp)
+        bad = series.coverage(tmp, commits)
+        self.assertEqual(len(bad), 1, bad)
+        self.assertIn(new, bad[0])
+
+    def test_subjects_in_perf_style(self):
+        _, commits = series.load(TOP)
+        for c in commits:
+            subject = series.message(TOP, c).splitlines()[0]
+            self.assertRegex(subject, r'^perf( [\w.-]+)*: \S', subject)
+            self.assertLessEqual(len(subject), 90, subject)
+
+
+class Series(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        need(os.path.join(PRISTINE, '.stamp'))
+        # checkpatch --strict of every patch takes minutes on a busy
+        # machine: make series runs it, this test only the series.
+        env = dict(os.environ, SERIES_CHECKPATCH='0')
+        r = run(['make', '-C', TOP, 'series', 'B=' + BUILD], check=False, env=env)
+        cls.log = r.stdout + r.stderr
+        if r.returncode:
+            raise AssertionError('make series failed:\n' + cls.log[-4000:])
+        cls.patches = sorted(glob.glob(os.path.join(OUT, '*.patch')))
+
+    def test_cover_letter_and_one_patch_per_commit(self):
+        _, commits = series.load(TOP)
+        self.assertEqual(len(self.patches), len(commits) + 1)
+        with open(self.patches[0]) as f:
+            cover = f.read()
+        self.assertNotIn('*** SUBJECT HERE ***', cover)
+        self.assertNotIn('*** BLURB HERE ***', cover)
+        self.assertRegex(cover, r'Subject: \[PATCH 00/%d\] perf' % len(commits))
+
+    def test_no_signoff(self):
+        # The submitter signs off, not the generator.
+        for p in self.patches:
+            with open(p) as f:
+                self.assertNotIn('Signed-off-by:', f.read(), p)
+
+    def test_git_am_onto_pristine_ends_at_tree(self):
+        # Again, independently of make series' own check: a clone of
+        # its repository at the pristine tag, the patches applied with
+        # git am, every file compared with build/ours (diff -r).
+        self.assertIn('identical', self.log)
+        tmp = tempfile.mkdtemp(prefix='series-')
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        wt = os.path.join(tmp, 'wt')
+        env = dict(os.environ, GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@t',
+                   GIT_COMMITTER_NAME='t', GIT_COMMITTER_EMAIL='t@t')
+        run(['git', 'clone', '-q', '--no-checkout', OUT + '.git', wt], env=env)
+        run(['git', '-C', wt, 'checkout', '-q', '--detach', 'pristine'], env=env)
+        r = run(['git', '-C', wt, 'am', '-q'] + self.patches[1:], check=False, env=env)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        excl = []
+        for g in series.GENERATED:
+            excl += ['-x', g]
+        r = subprocess.run(['diff', '-r', '-q', '--no-dereference'] + excl + [wt, TREE],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.assertEqual(r.stdout, '')
+        self.assertEqual(r.returncode, 0)
+
+    def test_fixes_come_first(self):
+        # Upstream bug fixes before the features that build on them.
+        names = [re.sub(r'^\d+-', '', os.path.basename(p)) for p in self.patches[1:]]
+        self.assertTrue(names[0].startswith('perf-threads-'), names[0])
+        first_feature = min(i for i, n in enumerate(names) if n.startswith('perf-sframe-'))
+        for i, n in enumerate(names):
+            if n.startswith(('perf-threads-', 'perf-thread-', 'perf-cgroup-', 'perf-maps-')):
+                self.assertLess(i, first_feature, n)
+
+
+if __name__ == '__main__':
+    unittest.main()
