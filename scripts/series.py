@@ -280,7 +280,7 @@ def verify(repo, patches, tree, env, paths):
 def checkpatch(pristine, patches):
     """{patch: [finding lines]} of checkpatch --strict, run as tests/style
     runs it (--no-tree, no sign-off: the submitter adds it)."""
-    cp = os.path.join(pristine, 'scripts', 'checkpatch.pl')
+    cp = os.path.abspath(os.path.join(pristine, 'scripts', 'checkpatch.pl'))
     env = dict(os.environ, GIT_DIR=os.devnull)
     out = {}
     for p in patches[1:]:
@@ -288,6 +288,8 @@ def checkpatch(pristine, patches):
                             '--terse', '--show-types', p], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, env=env,
                            cwd=os.path.dirname(p))  # its camelcase cache goes there
+        if r.returncode not in (0, 1):  # 1: findings; anything else: it did not run
+            die('checkpatch failed on %s:\n%s' % (p, r.stdout[-2000:]))
         out[p] = [x for x in r.stdout.splitlines() if re.search(r'(ERROR|WARNING|CHECK):', x)]
     return out
 
