@@ -41,9 +41,13 @@
 # exec-defer    dwork exec -n EXEC_GENS (5): per generation a vfork+exec,
 #               and an exec by a non-leader thread (de_thread());
 # user-defer, kern-defer  -e cpu-clock:u, cpu-clock:k over dwork recurse
-#               -n USER_ROUNDS (6 x ROUNDS: :u samples less), -n ROUNDS (20);
+#               -n USER_ROUNDS (6 x ROUNDS), -n ROUNDS (20), and on until
+#               dwork has used CPU_MS (60) ms of user (:u) or kernel (:k)
+#               CPU time: cpu-clock samples CPU time, so the sample count
+#               is the same on a fast host as on a slow one (a fixed
+#               number of rounds gave 84 samples where 100 were wanted);
 # deep400-defer kernel.perf_event_max_stack at 127, dwork recurse -d 400
-#               -n DEEP_ROUNDS (ROUNDS): records deeper than that.
+#               -n DEEP_ROUNDS (ROUNDS), -U CPU_MS: records deeper than that.
 # They record with -N (--no-buildid-cache): the header keeps the build-ids,
 # and perf record skips copying the kernel's symbols into ~/.debug, seconds
 # a run under TCG.
@@ -65,6 +69,7 @@ LIFECYCLE="offcpu-defer sig-defer fault-defer exec-defer user-defer kern-defer d
 N=${ROUNDS:-20}
 RUNS=${RUNS:-st-defer st-fp mt-defer mt-fp deep300-defer deep300-fp deep600-defer exit-defer two-defer sys-defer storm-defer dir-defer zstd-defer pipe-defer pidns-defer many-defer $LIFECYCLE top-defer top-upstream perf-test}
 EV="-e cpu-clock -c 100000"
+CPU_MS=${CPU_MS:-60}
 NEED=${NEED_SAMPLES:-400}
 
 # No throttling: TCG makes sampling slow, and the kernel would otherwise
@@ -207,11 +212,12 @@ record_run() {
 				$W/dwork fault -n ${FAULT_ROUNDS:-6} -d 10 ;;
 	exec-defer)	rec $r -N $EV --call-graph fp,defer -- $W/dwork exec -n ${EXEC_GENS:-5} -d 10 ;;
 	user-defer)	rec $r -N -e cpu-clock:u -c 100000 --call-graph fp,defer -- \
-				$W/dwork recurse -d 40 -n ${USER_ROUNDS:-$((N * 6))} ;;
+				$W/dwork recurse -d 40 -n ${USER_ROUNDS:-$((N * 6))} -U $CPU_MS ;;
 	kern-defer)	rec $r -N -e cpu-clock:k -c 100000 --call-graph fp,defer -- \
-				$W/dwork recurse -d 40 -n $N ;;
+				$W/dwork recurse -d 40 -n $N -K $CPU_MS ;;
 	deep400-defer)	echo 127 > /proc/sys/kernel/perf_event_max_stack
-			rec $r -N $EV --call-graph fp,defer -- $W/dwork recurse -d 400 -n ${DEEP_ROUNDS:-$N} ;;
+			rec $r -N $EV --call-graph fp,defer -- $W/dwork recurse -d 400 -n ${DEEP_ROUNDS:-$N} \
+				-U $CPU_MS ;;
 	top-defer)	ptop $r perf --call-graph fp,defer ;;
 	top-upstream)	[ -x $W/perf-upstream ] || return 0
 			mkdir -p /tmp/upstream-home

@@ -22,7 +22,11 @@
  * The task lifecycle modes (issue #24) run -n ROUNDS rounds of fixed work
  * instead of a wall time, so that a recording has its events by
  * construction however slow the guest is; -n also bounds recurse, threads
- * and exit (rounds of work_loop) when given.
+ * and exit (rounds of work_loop) when given. recurse and threads also
+ * take -U MS and -K MS: each thread goes on with rounds past -n until it
+ * has used MS milliseconds of user (-U) and kernel (-K) CPU time, so that
+ * a cpu-clock recording has its samples (cpu-clock samples CPU time)
+ * however fast or slow the host is.
  *   dwork offcpu [-n ROUNDS] [-d DEPTH]
  *	two threads (main, index 0, and a waker, index 1) blocking in turn
  *	below their recursion: each round main waits on a pipe the waker
@@ -63,6 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -83,6 +88,7 @@ static double g_seconds = 1.0;
 static int g_depth = 40;
 static int g_nthreads = 4;
 static int g_rounds = -1;		/* -n: rounds instead of seconds */
+static long g_user_ms, g_kern_ms;	/* -U, -K: at least this CPU time */
 static const char *g_self;		/* argv[0], for exec mode */
 static int g_pipe_ab[2], g_pipe_ba[2];	/* offcpu: main -> waker, waker -> main */
 static int g_futex;			/* offcpu: main waits, the waker wakes */
@@ -108,6 +114,19 @@ static noinline double now(void)
 	/* a real syscall, not the vDSO */
 	raw_syscall3(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* this thread has used -U ms of user and -K ms of kernel CPU time */
+static noinline int cpu_done(void)
+{
+	struct rusage ru;
+
+	if (!g_user_ms && !g_kern_ms)
+		return 1;
+	/* a raw syscall: libc has no frame pointers (see above) */
+	raw_syscall3(SYS_getrusage, RUSAGE_THREAD, (long)&ru, 0);
+	return ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 >= g_user_ms &&
+	       ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000 >= g_kern_ms;
 }
 
 static noinline void cheap_syscalls(int n)
@@ -297,7 +316,7 @@ static noinline void work_loop(int idx)
 	default:
 		break;
 	}
-	for (round = 0; g_rounds < 0 ? now() < end : round < g_rounds; round++)
+	for (round = 0; g_rounds < 0 ? now() < end : round < g_rounds || !cpu_done(); round++)
 		work_round(idx, round);
 	if (g_mode == MODE_EXIT) {
 		long_read(idx);
@@ -455,7 +474,7 @@ static int run_exec(void)
 
 static int usage(const char *prog)
 {
-	fprintf(stderr, "%s MODE [-t threads] [-d depth] [-s seconds] [-n rounds]\n"
+	fprintf(stderr, "%s MODE [-t threads] [-d depth] [-s seconds] [-n rounds] [-U ms] [-K ms]\n"
 		"MODE: recurse threads exit offcpu signal fault exec\n", prog);
 	return 2;
 }
@@ -484,7 +503,7 @@ int main(int argc, char **argv)
 		return usage(argv[0]);
 	g_self = argv[0];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "t:s:d:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:s:d:n:U:K:")) != -1) {
 		switch (opt) {
 		case 't':
 			g_nthreads = atoi(optarg);
@@ -497,6 +516,12 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			g_rounds = atoi(optarg);
+			break;
+		case 'U':
+			g_user_ms = atol(optarg);
+			break;
+		case 'K':
+			g_kern_ms = atol(optarg);
 			break;
 		default:
 			return usage(argv[0]);
