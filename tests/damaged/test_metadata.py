@@ -380,6 +380,27 @@ class Metadata(common.PerfTestCase):
                     ru = self.script(self.write('ids.data', raw), perf=UPSTREAM)
                     self.assertLess(len(self.samples(ru.stdout)), len(self.original(src)))
 
+    def test_clock_data_past_2262(self):
+        """HEADER_CLOCK_DATA whose TOD reference time is past INT64_MAX ns
+        (a `perf record -k` file, one flipped high bit): skipped with the
+        value named; perf report -I prints the rest of the header.
+        Upstream takes it and overflows the signed second counts it makes
+        of it (UBSan, fuzz/regressions/perf-data)."""
+        p = os.path.join(common.TOP, 'fuzz', 'regressions', 'perf-data',
+                         'ubsan-clock-data-reference-past-2262')
+        r = self.script(p)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertTrue(self.samples(r.stdout), r.stdout)
+        self.assertRegex(r.stderr, r'CLOCK_DATA: reference time 18446744073709551600 ns '
+                         r'\(TOD\), \d+ ns \(clockid 1\) is past the year 2262')
+        self.assertRegex(r.stderr, r'feature section CLOCK_DATA \(at 0x[0-9a-f]+, 24 bytes\) '
+                         r'does not parse: skipped')
+        self.assertEqual(self.damaged_stats(p)['damaged features'], 1)
+        rr = common.run([PERF, 'report', '--header-only', '-I', '-i', p], check=False)
+        self.assertEqual(rr.returncode, 0, rr.stderr[-2000:])
+        self.assertIn('# clockid frequency', rr.stdout)
+        self.assertNotIn('# reference time', rr.stdout)
+
     def test_inject_reads_in_upstream(self):
         """perf inject of a file with damaged metadata writes only what it
         understood: pristine perf reads every sample of its output."""
