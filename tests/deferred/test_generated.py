@@ -17,8 +17,8 @@ import common                                   # noqa: E402
 import perf_counters                            # noqa: E402
 import perf_report                              # noqa: E402
 import perf_script                              # noqa: E402
-from deferred_scenario import (KERNEL_TEXT, USER_TEXT, cookie_of,  # noqa: E402
-                               dethread_scenario, offcpu_scenario, scenario,
+from deferred_scenario import (KERNEL_TEXT, USER_TEXT, VDSO_TEXT,  # noqa: E402
+                               cookie_of, dethread_scenario, offcpu_scenario, scenario,
                                workload_path)
 from perf_abi import (CONTEXT_KERNEL, CONTEXT_USER_DEFERRED, S_CALLCHAIN,  # noqa: E402
                       S_CPU, S_IDENTIFIER, S_IP, S_PERIOD, S_TID, S_TIME)
@@ -796,6 +796,50 @@ class TestLifecycle(Base):
         self.assertGreater(tuple(map(int, got[first - 1][1].split('.'))),
                            divmod(ex[-1].time, 10**9) if first else (0, 0))
         self.assertLess(ex[-1].time, rec)
+
+    def test_execve_sample_after_its_comm(self):
+        """A sample taken inside an execve after its COMM exec and before
+        the new program's MMAPs (begin_new_exec() writes the COMM, then
+        the ELF loader maps the program), whose record is the new
+        program's _start: it goes out after those MMAPs (the last is the
+        vdso's) and names its frame, though no sample of the execve waited
+        at the COMM, and it came after the program's own MMAP.  Before,
+        only samples held at the COMM did; this one was resolved in the
+        maps of its own time and showed [unknown] (seen live: perf's child
+        switched out in bprm_execve() in the guest's offcpu-defer run).
+        The next kernel entry's sample keeps its own place."""
+        w = Writer([Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
+                          defer=True)], nr_cpus=1)
+        t = 10**6
+        w.comm(100, 100, 'perf-exec', time=10)
+        w.comm(100, 100, 'workload', time=t, exec=True)
+        # the program, then (its sample) the interpreter with _start, the vdso
+        w.mmap2(100, 100, 0x400000, 0x1000, 0, '/nonexistent/program', time=t + 5)
+        w.sample(K, 100, 100, t + 10, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
+                                                 cookie(0, 1)])
+        w.mmap2(100, 100, U, 0x1000, 0x1000, workload_path(), time=t + 20)
+        w.mmap2(100, 100, VDSO_TEXT, 0x2000, 0, '[vdso]', time=t + 25)
+        w.deferred(cookie(0, 1), [U + 0x100], 100, 100, t + 30)
+        w.sample(K, 100, 100, t + 40, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
+                                                 cookie(0, 2)])
+        w.deferred(cookie(0, 2), [U + 0x205], 100, 100, t + 50)
+        w.finished_round()
+        fields = 'comm,tid,time,ip,sym,dso'
+        for pipe in (False, True):
+            with self.subTest(pipe=pipe):
+                p = (w.save_pipe if pipe else w.save)(self.path('a.' + str(pipe)))
+                out = self.script(p, fields=fields, pipe=pipe).stdout
+                got = perf_script.samples(out, fields)
+                self.assertEqual([(s.comm, s.time) for s in got],
+                                 [('workload', '0.001000010'), ('workload', '0.001000040')],
+                                 out)
+                for s in got:
+                    user = [f for f in s.frames if f.addr < KERNEL_TEXT]
+                    self.assertEqual([(f.sym != '[unknown]', os.path.basename(f.dso))
+                                      for f in user], [(True, 'workload')], out)
+        # the program's MMAP came before the sample, _start's and the vdso's after
+        self.assertStats(self.stats(p), exec_maps_ahead=2, delivered_with_exec=0, stitched=2,
+                         delivered_out_of_order=0)
 
     def test_dethread_comm(self):
         """The exec'ing thread's samples before the exec keep its comm; the

@@ -20,6 +20,7 @@ KERNEL_TEXT_LEN = 0x255da80
 USER_BASE = 0x555555554000          # PIE load base of the fixture workload
 USER_TEXT = (USER_BASE + 0x1000, 0x619)     # its R E segment
 USER_TEXT_PGOFF = 0x1000
+VDSO_TEXT = 0x7ffff7fc1000
 
 
 def cookie_of(cpu, counter):
@@ -282,6 +283,8 @@ def write_scenario(sc, path, merged=False, endian='<', pipe=False,
     w.comm(pid, pid, 'workload', time=t0, exec=True)
     w.mmap2(pid, pid, USER_TEXT[0], 0x1000, USER_TEXT_PGOFF, workload_path(),
             time=t0 + 1)
+    # the execve's last MMAP, as load_elf_binary() writes it
+    w.mmap2(pid, pid, VDSO_TEXT, 0x2000, 0, '[vdso]', time=t0 + 2)
     w.finished_round()
     rng = random.Random(sc.seed + 3)
     for e in _file_order(sc):

@@ -33,6 +33,7 @@
 #include "sframe-walk.h"
 #include "unwind-sframe.h"
 #include "thread.h"
+#include "vdso.h"
 
 /* The kernel never emits more than this many deferred user entries. */
 #define DC_MAX_USER_FRAMES	512
@@ -95,8 +96,15 @@ struct dc_task {
 	u64			exit_time;
 	long			key;
 	int			pid;		/* its process, for de_thread() */
-	/* In an execve past its COMM exec, until exec_cookie's record. */
+	/*
+	 * In an execve past its COMM exec, until exec_cookie's record or a
+	 * later entry's.  exec_cookie 0: none of its samples seen yet (no
+	 * cookie is 0, get_cookie() sets the CPU + 1 in the low half), and
+	 * only until the exec's last MMAP (dc__task_mmap()).
+	 */
 	bool			in_exec;
+	/* Samples of it waited at the COMM: all go out with its record. */
+	bool			exec_with_record;
 	u64			exec_cookie;
 };
 
@@ -124,6 +132,8 @@ struct dc_entry {
 	bool			exited;
 	/* In an execve: goes out with its record (dc__task_exec()). */
 	bool			at_exec;
+	/* In an execve past its COMM: the exec's MMAPs go ahead of it. */
+	bool			maps_ahead;
 	/* As the caller parsed it, pointing into ->event: parsed once. */
 	struct perf_sample	sample;
 	/* The copy of the event: ->inline_event, or malloc'd when bigger. */
@@ -864,13 +874,19 @@ static int dc__task_exec(struct deferred_callchain *dc, struct machine *machine,
 	struct dc_entry *e, *n;
 	size_t bkt;
 
-	if (pid != tid || pid == -1 || !dc->nr_waiting)
+	if (pid != tid || pid == -1)
 		return 0;
 	/* Found or made before the walk: adding to a hashmap may resize it. */
 	leader = dc_task__find(dc, machine, tid, /*create=*/true);
 	if (!leader)
 		return -ENOMEM;
 	leader->pid = pid;
+	/* Still in the execve: see dc__task_mmap(). */
+	leader->in_exec = true;
+	leader->exec_with_record = false;
+	leader->exec_cookie = 0;
+	if (!dc->nr_waiting)
+		return 0;
 	hashmap__for_each_entry_safe(dc->tasks, cur, tmp, bkt) {
 		struct dc_task *task = cur->pvalue;
 
@@ -895,13 +911,16 @@ static int dc__task_exec(struct deferred_callchain *dc, struct machine *machine,
 	 * place (dc__resolve()), after the exec's MMAPs, with the new comm
 	 * ("delivered with exec"): the rest
 	 * keeps its order and the comm and maps of its time.  So do the
-	 * execve's samples that come later, until its record (dc__queue()).
+	 * execve's samples that come later, until its record (dc__queue()),
+	 * so that the execve's samples keep their order among themselves.
+	 * When none came before the COMM, those after it keep their place
+	 * and the exec's MMAPs go ahead of them (dc__task_mmap()).
 	 */
 	list_for_each_entry(e, &leader->pending, task_node) {
 		if (e->exited)
 			continue;
 		leader->exec_cookie = e->cookie;
-		leader->in_exec = true;
+		leader->exec_with_record = true;
 		if (list_empty(&e->queue_node))
 			continue;
 		list_del_init(&e->queue_node);
@@ -909,6 +928,55 @@ static int dc__task_exec(struct deferred_callchain *dc, struct machine *machine,
 		e->at_exec = true;
 	}
 	return 0;
+}
+
+/* The bytes of @event from @p, a field of it, to its end. */
+static size_t dc__event_bytes_from(const union perf_event *event, const char *p)
+{
+	size_t off = p - (const char *)event;
+
+	return event->header.size > off ? event->header.size - off : 0;
+}
+
+/*
+ * A PERF_RECORD_MMAP or MMAP2 of @tid, of @name (@len bytes at most): the
+ * sample it must go ahead of in the queue, if any.  The COMM exec and the
+ * exec's MMAPs are all written inside the execve: begin_new_exec() drops
+ * the old mm (exec_mmap()) and sets the comm (perf_event_comm()), then
+ * load_elf_binary() maps the program, its interpreter and, last, the vdso
+ * (ARCH_SETUP_ADDITIONAL_PAGES(): _install_special_mapping() calls
+ * perf_event_mmap() too); the task's own mmaps come once it is back in
+ * user space.  So a kernel sample of the task between its COMM exec and
+ * its [vdso] MMAP is of the execve, whatever its cookie, and so are the
+ * later ones with its cookie.  Their record is the new program's _start,
+ * in maps that do not exist at their time (the task has no other): the
+ * exec's MMAPs go ahead of them in the queue, and they keep their place
+ * in time order.  Past the [vdso] MMAP with no such sample, the execve's
+ * cookie cannot be told from a later entry's: the task is out of it.
+ */
+static struct dc_entry *dc__task_mmap(struct deferred_callchain *dc, struct machine *machine,
+				      int tid, const char *name, size_t len)
+{
+	struct dc_task *task;
+	struct dc_entry *e;
+
+	if (tid == -1)
+		return NULL;
+	task = dc_task__find(dc, machine, tid, /*create=*/false);
+	if (!task || !task->in_exec)
+		return NULL;
+	if (!task->exec_cookie) {
+		if (len >= sizeof(VDSO__MAP_NAME) &&
+		    !memcmp(name, VDSO__MAP_NAME, sizeof(VDSO__MAP_NAME)))
+			task->in_exec = false;
+		return NULL;
+	}
+	/* Oldest first: pending is in time order. */
+	list_for_each_entry(e, &task->pending, task_node) {
+		if (e->maps_ahead && !list_empty(&e->queue_node))
+			return e;
+	}
+	return NULL;
 }
 
 /*
@@ -1047,15 +1115,26 @@ static struct dc_entry *dc_entry__new(struct deferred_callchain *dc, union perf_
  * waits behind them, when the tool takes events back (ops->event), so that
  * they resolve against the comm, maps and threads of their own time: a
  * sample held while its task execs keeps its old comm and maps, a reused
- * tid's FORK comes after the old task's samples.
+ * tid's FORK comes after the old task's samples.  An exec's MMAP goes
+ * ahead of the execve's samples past its COMM (@ahead, dc__task_mmap()),
+ * taking their time so that the queue stays in time order.
  */
 static int dc__hold_event(struct deferred_callchain *dc, union perf_event *event,
-			  struct perf_sample *sample, struct machine *machine, u64 ts)
+			  struct perf_sample *sample, struct machine *machine, u64 ts,
+			  struct dc_entry *ahead)
 {
+	struct dc_entry *e;
+
 	if (!dc->ops.event || list_empty(&dc->queue))
 		return DEFERRED_CALLCHAIN__PASS;
-	if (!dc_entry__new(dc, event, sample, machine, ts != (u64)-1 ? ts : dc->now, DC_EVENT))
+	e = dc_entry__new(dc, event, sample, machine, ts != (u64)-1 ? ts : dc->now, DC_EVENT);
+	if (!e)
 		return -ENOMEM;
+	if (ahead) {
+		list_move_tail(&e->queue_node, &ahead->queue_node);
+		e->time = ahead->time;
+		dc->stats.exec_maps_ahead++;
+	}
 	return dc__drain(dc, DC_FLUSH__SETTLED);
 }
 
@@ -1121,11 +1200,20 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 	if (state == DC_WAITING) {
 		/* Delivered late, from before its task's EXIT. */
 		e->exited = task->exited && time <= task->exit_time;
-		if (task->in_exec && e->cookie == task->exec_cookie) {
-			/* Goes out with its record: see dc__task_exec(). */
-			list_del_init(&e->queue_node);
-			dc->nr_queued--;
-			e->at_exec = true;
+		/* In user space, with no sample of the execve seen: it is over. */
+		if (task->in_exec && !task->exec_cookie && sample->cpumode == PERF_RECORD_MISC_USER)
+			task->in_exec = false;
+		if (task->in_exec && (!task->exec_cookie || e->cookie == task->exec_cookie)) {
+			task->exec_cookie = e->cookie;
+			if (task->exec_with_record) {
+				/* Goes out with its record: see dc__task_exec(). */
+				list_del_init(&e->queue_node);
+				dc->nr_queued--;
+				e->at_exec = true;
+			} else {
+				/* Keeps its place: see dc__task_mmap(). */
+				e->maps_ahead = true;
+			}
 		}
 		list_add_tail(&e->task_node, &task->pending);
 		list_add_tail(&e->wait_node, &dc->waiting);
@@ -1239,6 +1327,7 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *event,
 			      struct perf_sample *sample, struct machine *machine)
 {
+	struct dc_entry *ahead = NULL;
 	int ret = 0;
 	u64 ts;
 
@@ -1255,6 +1344,14 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
 	case PERF_RECORD_FORK:
 		ret = dc__task_fork(dc, machine, event->fork.tid);
 		break;
+	case PERF_RECORD_MMAP:
+		ahead = dc__task_mmap(dc, machine, event->mmap.tid, event->mmap.filename,
+				      dc__event_bytes_from(event, event->mmap.filename));
+		break;
+	case PERF_RECORD_MMAP2:
+		ahead = dc__task_mmap(dc, machine, event->mmap2.tid, event->mmap2.filename,
+				      dc__event_bytes_from(event, event->mmap2.filename));
+		break;
 	case PERF_RECORD_COMM:
 		/* What the execve's samples held goes out before the COMM. */
 		if (event->header.misc & PERF_RECORD_MISC_COMM_EXEC)
@@ -1264,7 +1361,7 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
 	default:
 		break;
 	}
-	return ret ?: dc__hold_event(dc, event, sample, machine, ts);
+	return ret ?: dc__hold_event(dc, event, sample, machine, ts, ahead);
 }
 
 int deferred_callchain__flush(struct deferred_callchain *dc)
@@ -1344,6 +1441,7 @@ size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *
 		{ "max held KiB",		s->max_held_bytes >> 10 },
 		{ "moved at exec",		s->exec_moved },
 		{ "delivered with exec",	s->exec_late },
+		{ "exec maps ahead",		s->exec_maps_ahead },
 		{ "bad user entries dropped",	s->bad_user_ips },
 		{ "damaged times not trusted",	s->bad_times },
 	};

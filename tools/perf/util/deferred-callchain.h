@@ -110,6 +110,7 @@ struct deferred_callchain_stats {
 	u64 max_held_bytes;	/* most bytes held at once, queued samples too */
 	u64 exec_moved;		/* waiting samples moved to their leader's tid at exec */
 	u64 exec_late;		/* samples of an execve, delivered with its record */
+	u64 exec_maps_ahead;	/* exec MMAPs moved ahead of the execve's samples */
 };
 
 struct deferred_callchain_config {
