@@ -308,13 +308,13 @@ def compare(dump, shown):
 _RAW_RECORD = re.compile(r'DEFERRED CALLCHAIN \[cookie: ([0-9a-f]+)\]')
 
 
-def raw_view(perf, data, extra=()):
+def raw_view(perf, data, extra=(), stdin=None):
     """The records perf script --no-merge-callchains prints, as
     [(cookie, (ip, ...))] in output order, and how many of them print no
-    address (blank)."""
+    address (blank).  DATA '-' reads STDIN."""
     r = common.run([perf, 'script', '--no-merge-callchains', '--no-inline',
-                                '--max-stack', '1024', '-F', 'comm,tid,time,ip,sym',
-                                '-i', data] + list(extra), timeout=600)
+                    '--max-stack', '1024', '-F', 'comm,tid,time,ip,sym',
+                    '-i', data] + list(extra), timeout=600, stdin=stdin)
     recs = []
     blank = 0
     cur = None

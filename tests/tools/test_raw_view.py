@@ -9,7 +9,6 @@ had the dummy's type (-a -e cycles, -a -e sched:sched_switch) every
 record printed as its header and blank lines (pristine 7.2.13 too).
 """
 import os
-import re
 import struct
 import subprocess
 
@@ -17,9 +16,9 @@ import common
 import deferred_scenario
 import perf_dump
 import perf_script
+from rawchains import raw_view as raw_records
 from common import PERF, PERF_UPSTREAM, GUEST_FIXTURES, run
 
-_RECORD = re.compile(r'DEFERRED CALLCHAIN \[cookie: ([0-9a-f]+)\]')
 PERF_TYPE_HARDWARE = 0
 LAYOUTS = os.path.join(GUEST_FIXTURES, 'layouts')
 
@@ -35,33 +34,6 @@ def retype_first_event(path, type, config):
         f.write(struct.pack('<I', type))
         f.seek(off + 8)                 # perf_event_attr.config
         f.write(struct.pack('<Q', config))
-
-
-def raw_records(perf, data, extra=(), stdin=None):
-    """(cookie, (ip, ...)) of each record perf script --no-merge-callchains
-    prints, in output order, and the number of their frame lines that
-    print no address (the blank records)."""
-    r = run([perf, 'script', '--no-merge-callchains', '--no-inline',
-             '-F', 'comm,tid,time,ip,sym', '-i', data] + list(extra), stdin=stdin)
-    recs = []
-    blank = 0
-    cur = None
-    for line in r.stdout.splitlines():
-        m = _RECORD.search(line)
-        if m:
-            cur = (int(m.group(1), 16), [])
-            recs.append(cur)
-        elif cur is None:
-            continue
-        elif line.startswith('\t'):
-            cur[1].append(perf_script.samples(line)[0].addrs[0])
-        else:
-            # the empty line ending a record, or a sample's header; a
-            # record whose frames print no address ends at once
-            if not cur[1]:
-                blank += 1
-            cur = None
-    return [(ck, tuple(ips)) for ck, ips in recs], blank
 
 
 def record_ips(e):
