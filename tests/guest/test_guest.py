@@ -738,8 +738,11 @@ class Guest(Checks, unittest.TestCase):
             cls.out = os.environ['GUEST_REUSE']
         else:
             # the top-* runs wait for perf top's screens: up to 2 x 150 s;
-            # the harsher workloads take 1-2 minutes under TCG
-            boot(script, work, cls.out, timeout=900)
+            # the harsher workloads take 1-2 minutes under TCG.  About 6
+            # minutes in all on 2 idle cores; TCG shares the host's cores,
+            # and with both busy (a build beside make check) one run took
+            # over 15: the timeout is for a hung guest, not a slow one.
+            boot(script, work, cls.out, timeout=1800)
         cls.kallsyms = os.path.join(cls.out, 'guest-kallsyms')
         cls.bid = os.path.join(cls.tmp, 'buildid')
         common.run([common.PERF, '--buildid-dir', cls.bid, 'buildid-cache', '-a',
