@@ -162,6 +162,12 @@ static void setup_attr(struct perf_event_attr *attr, const u8 *s)
 static u32 min_size(u32 type)
 {
 	switch (type) {
+	case PERF_RECORD_MMAP:
+		return offsetof(struct perf_record_mmap, filename) + 1;
+	case PERF_RECORD_MMAP2:
+		return offsetof(struct perf_record_mmap2, filename) + 1;
+	case PERF_RECORD_COMM:
+		return offsetof(struct perf_record_comm, comm) + 1;
 	case PERF_RECORD_LOST:
 		return sizeof(struct perf_record_lost);
 	case PERF_RECORD_EXIT:
