@@ -66,6 +66,7 @@ class Elsewhere(common.PerfTestCase):
                         '--with-hits'])
         rows = [line.split(None, 1) for line in r.stdout.splitlines()]
         cls.bids = [f[0] for f in rows if len(f) == 2]
+        cls.bid_of = {f[1]: f[0] for f in rows if len(f) == 2}
         return ([f[1] for f in rows if len(f) == 2 and f[1].startswith('/')],
                 [f[0] for f in rows if len(f) == 2 and f[1] == '[vdso]'])
 
@@ -116,6 +117,14 @@ class Elsewhere(common.PerfTestCase):
             dst = symfs + path
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copy2(real, dst)
+            # and its detached debug info (libc6-dbg's, for libc and
+            # ld.so): found at home, it adds inline frames to chains
+            # through them, which chance puts in some recordings
+            bid = self.bid_of.get(path, '')
+            dbg = '/usr/lib/debug/.build-id/%s/%s.debug' % (bid[:2], bid[2:])
+            if bid and os.path.isfile(dbg):
+                os.makedirs(os.path.dirname(symfs + dbg), exist_ok=True)
+                shutil.copy2(dbg, symfs + dbg)
         # perf resolves no sample in the vdso under --symfs (with libdw as
         # well): those are left out.
         self.check_same(['--buildid-dir', os.path.join(self.tmp, 'none')],
