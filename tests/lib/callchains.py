@@ -15,7 +15,7 @@ LOST = '[user stack lost]'
 # dwork functions that only run below the recursion (a sample whose
 # innermost dwork frame is recurse itself was taken on the way down or up)
 IN_RECURSION = {'work_loop', 'cheap_syscalls', 'long_read', 'user_spin',
-                'raw_syscall3', 'now', 'migrate', 'cpu_done'}
+                'raw_syscall3', 'now', 'migrate', 'cpu_done', 'cpu_ms'}
 
 
 class Sample:
