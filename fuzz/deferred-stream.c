@@ -57,6 +57,7 @@
 #include "util/machine.h"
 #include "util/sample.h"
 #include "util/threads.h"
+#include "util/unwind-sframe.h"
 #include "arch/x86/include/uapi/asm/perf_regs.h"
 
 #define SETUP_SIZE	8
@@ -262,6 +263,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dc = deferred_callchain__new(evlist, &ops, &st);
 	if (!dc)
 		fail("out of memory", -ENOMEM);
+	/* The session's fallback walk, as perf_session__deferred_callchain() sets it. */
+	deferred_callchain__set_walk(dc, unwind_sframe__walk_deferred);
 	/* Every field set: the defaults first, then what the input says. */
 	deferred_callchain_config__init(&config);
 	config.window_ns = s[1] ? s[1] * 1000000ULL : DEFERRED_CALLCHAIN_WINDOW_NS;

@@ -119,6 +119,8 @@ static int fixture__init(struct fixture *f, bool snapshot,
 	f->dc = deferred_callchain__new(f->evlist, &collect_ops, f);
 	if (!f->dc)
 		return -ENOMEM;
+	/* The session's fallback, as perf_session__deferred_callchain() sets it. */
+	deferred_callchain__set_walk(f->dc, unwind_sframe__walk_deferred);
 	if (config)
 		deferred_callchain__set_config(f->dc, config);
 	return 0;
@@ -136,6 +138,7 @@ static int fixture__init_session(struct fixture *f,
 	f->dc = deferred_callchain__new(f->evlist, &collect_all_ops, f);
 	if (!f->dc)
 		return -ENOMEM;
+	deferred_callchain__set_walk(f->dc, unwind_sframe__walk_deferred);
 	if (config)
 		deferred_callchain__set_config(f->dc, config);
 	return 0;

@@ -6,7 +6,6 @@
  * PERF_RECORD_CALLCHAIN_DEFERRED with the same cookie shows up, or until the
  * stream proves that it never will.
  */
-#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -21,17 +20,12 @@
 
 #include "debug.h"
 #include "deferred-callchain.h"
-#include "env.h"
 #include "event.h"
 #include "evlist.h"
 #include "evsel.h"
 #include "hashmap.h"
 #include "machine.h"
-#include "perf_regs.h"
 #include "sample.h"
-#include "sframe.h"
-#include "sframe-walk.h"
-#include "unwind-sframe.h"
 #include "thread.h"
 #include "vdso.h"
 
@@ -162,6 +156,7 @@ struct deferred_callchain {
 	struct evlist			*evlist;
 	struct deferred_callchain_ops	ops;
 	void				*data;
+	deferred_callchain__walk_t	walk;		/* the fallback, or NULL */
 	struct deferred_callchain_config config;
 	struct deferred_callchain_stats	stats;
 	struct hashmap			*tasks;		/* key: machine pid, tid */
@@ -229,6 +224,11 @@ struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 	INIT_LIST_HEAD(&dc->entry_cache);
 	deferred_callchain_config__init(&dc->config);
 	return dc;
+}
+
+void deferred_callchain__set_walk(struct deferred_callchain *dc, deferred_callchain__walk_t walk)
+{
+	dc->walk = walk;
 }
 
 void deferred_callchain__set_config(struct deferred_callchain *dc,
@@ -375,85 +375,18 @@ static int dc__chain_reserve(struct deferred_callchain *dc, size_t nr)
 }
 
 /*
- * Walk the user stack snapshot with frame pointers, by the frame record of
- * the recording's machine (its SFrame ABI row): the only fallback that
- * needs no unwind tables.  The registers are the ones perf's arch helpers
- * name for that machine.  Returns the number of user frames written after
- * @pos, or 0 when the sample has no usable snapshot or its machine has no
- * frame records to walk.
- */
-static size_t dc__walk_snapshot(struct deferred_callchain *dc, struct perf_sample *sample,
-				size_t pos)
-{
-	struct regs_dump *regs = sample->user_regs;
-	struct stack_dump *stack = &sample->user_stack;
-	const struct sframe_abi *abi;
-	struct sframe_stack st;
-	uint16_t e_machine;
-	bool big_endian;
-	u64 ip, fp;
-
-	if (!regs || !regs->regs || !stack->size || !stack->data || !sample->evsel)
-		return 0;
-	e_machine = perf_env__e_machine(evsel__env(sample->evsel), NULL);
-	/* The snapshot is in the recording's byte order: the host's unless swapped. */
-	big_endian = (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) != sample->evsel->needs_swap;
-	abi = sframe_abi__of_machine(e_machine, big_endian);
-	if (!abi ||
-	    perf_reg_value(&ip, regs, perf_arch_reg_ip(e_machine)) ||
-	    perf_reg_value(&st.sp, regs, perf_arch_reg_sp(e_machine)) ||
-	    perf_reg_value(&fp, regs, perf_arch_reg_fp(e_machine)))
-		return 0;
-	if (dc__chain_reserve(dc, pos + DC_MAX_USER_FRAMES + 1))
-		return 0;
-	dc->chain[1 + pos] = ip;
-	st.data = (const u8 *)stack->data;
-	st.size = stack->size;
-	return 1 + sframe_walk__fp_abi(abi, &st, st.sp, fp, dc->chain + 2 + pos,
-				       DC_MAX_USER_FRAMES - 1, NULL, NULL);
-}
-
-/*
- * Walk the snapshot with SFrame (util/unwind-sframe.c): a binary built with
- * -fomit-frame-pointer and --gsframe gets its whole user stack, where frame
- * pointers alone stop at the first function without one.  It needs the
- * task's maps: they are those of delivery time, before the task's EXIT
- * (dc__task_exit() delivers its samples first); a sample delivered out of
- * order sees the maps of the samples around it, as with any late event.  Returns the number of user frames
- * written after @pos, 0 when no .sframe applies.
- */
-static size_t dc__walk_sframe(struct deferred_callchain *dc, struct machine *machine,
-			      struct perf_sample *sample, size_t pos)
-{
-	struct thread *thread;
-	int n;
-
-	if (!machine || !sample->user_regs || !sample->user_regs->regs ||
-	    !sample->user_stack.size || !sample->evsel || sample->tid == (u32)-1)
-		return 0;
-	/* unwind_sframe__walk_snapshot() takes the ABI of the thread's machine. */
-	if (dc__chain_reserve(dc, pos + DC_MAX_USER_FRAMES + 1))
-		return 0;
-	thread = machine__find_thread(machine, sample->pid, sample->tid);
-	if (!thread)
-		return 0;
-	n = unwind_sframe__walk_snapshot(thread, sample, dc->chain + 1 + pos,
-				  DC_MAX_USER_FRAMES);
-	thread__put(thread);
-	return n > 0 ? n : 0;
-}
-
-/*
  * Build the callchain @sample leaves with: its own entries up to the
  * PERF_CONTEXT_USER_DEFERRED marker, then the user frames: @rec's when
- * DC_STITCHED, else a walk of the snapshot or a bare marker.
+ * DC_STITCHED, else the caller's walk of the snapshot (dc->walk) or a bare
+ * marker.
  */
 static int dc__build_chain(struct deferred_callchain *dc, enum dc_state state,
 			   struct dc_record *rec, struct machine *machine,
 			   struct perf_sample *sample)
 {
 	u64 nr_kernel = sample->callchain->nr - 2;
-	size_t pos = nr_kernel, n = 0;
+	size_t pos = nr_kernel;
+	int n = 0;
 
 	if (dc__chain_reserve(dc, nr_kernel + 1 + (rec ? rec->nr : 0)))
 		return -ENOMEM;
@@ -466,15 +399,17 @@ static int dc__build_chain(struct deferred_callchain *dc, enum dc_state state,
 			pos += rec->nr;
 		}
 	} else {
-		n = dc__walk_sframe(dc, machine, sample, pos + 1);
-		if (n) {
-			dc->stats.fallback_sframe++;
-		} else {
-			n = dc__walk_snapshot(dc, sample, pos + 1);
-			if (n)
+		bool by_sframe = false;
+
+		/* The walk writes after the PERF_CONTEXT_USER it gets. */
+		if (dc->walk && !dc__chain_reserve(dc, pos + 2 + DC_MAX_USER_FRAMES))
+			n = dc->walk(machine, sample, dc->chain + 2 + pos, DC_MAX_USER_FRAMES,
+				     &by_sframe);
+		if (n > 0) {
+			if (by_sframe)
+				dc->stats.fallback_sframe++;
+			else
 				dc->stats.fallback_fp++;
-		}
-		if (n) {
 			dc->chain[1 + pos++] = PERF_CONTEXT_USER;
 			pos += n;
 		} else {

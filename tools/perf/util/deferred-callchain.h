@@ -3,6 +3,7 @@
 #define __PERF_DEFERRED_CALLCHAIN_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 /*
@@ -39,13 +40,11 @@
  *    their task's EXIT: the tool keeps exited threads
  *    (symbol_conf.keep_exited_threads, which
  *    perf_session__deferred_callchain() sets), for them to resolve.  It
- *    then falls back to a walk of the sample's user stack snapshot
- *    (PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER, the registers perf's
- *    arch helpers name for the recording's machine): with SFrame where the
- *    code has .sframe (unwind_sframe__walk_snapshot()), else with frame
- *    pointers by the machine's frame record (its SFrame ABI row); or,
- *    without a snapshot, it ends with a bare
- *    PERF_CONTEXT_USER_DEFERRED, which callchain resolution shows as
+ *    then gets the user frames the caller's walk finds in the sample's
+ *    user stack snapshot (deferred_callchain__set_walk(): the session's is
+ *    unwind_sframe__walk_deferred()); this module unwinds nothing itself.
+ *    Without a walk, or when it finds nothing, the callchain ends with a
+ *    bare PERF_CONTEXT_USER_DEFERRED, which callchain resolution shows as
  *    "[user stack lost]".
  *
  *  - Samples are delivered in their own order through a reorder queue.  A
@@ -191,6 +190,27 @@ struct deferred_callchain_ops {
 };
 
 /**
+ * typedef deferred_callchain__walk_t - the user frames of a sample whose
+ *	record never came, from its user stack snapshot
+ * @machine: the machine the caller gave with the sample
+ * @sample: the sample; a snapshot is PERF_SAMPLE_REGS_USER with
+ *	    PERF_SAMPLE_STACK_USER, and it may have none
+ * @ips: where the frames go, the sampled user IP first, as in a record
+ * @max: room in @ips
+ * @by_sframe: set when SFrame rows found frames, left alone when frame
+ *	       pointers alone did (the two "fell back" counters)
+ *
+ * The unwinder is the caller's, so that the stitcher sits below the
+ * unwinders: it only joins.
+ *
+ * Return: how many frames were written to @ips; 0 (or a negative error
+ * code) when none: the sample then ends with a bare marker.
+ */
+typedef int (*deferred_callchain__walk_t)(struct machine *machine,
+					  struct perf_sample *sample,
+					  u64 *ips, int max, bool *by_sframe);
+
+/**
  * deferred_callchain__new - a stitcher with the default config
  * @evlist: the session's events, to find a sample's evsel by its id
  * @ops: where samples (and, with ops->event, other events) go back
@@ -223,6 +243,15 @@ void deferred_callchain__delete(struct deferred_callchain *dc);
  * Return: nothing.
  */
 void deferred_callchain_config__init(struct deferred_callchain_config *config);
+/**
+ * deferred_callchain__set_walk - the fallback of samples without a record
+ * @dc: the stitcher
+ * @walk: the caller's snapshot walk, or NULL for none (a bare marker)
+ *
+ * Return: nothing.
+ */
+void deferred_callchain__set_walk(struct deferred_callchain *dc, deferred_callchain__walk_t walk);
+
 /**
  * deferred_callchain__set_config - take the tool's settings
  * @dc: the stitcher

@@ -28,6 +28,8 @@
 #include "debug.h"
 #include "dso.h"
 #include "dsos.h"
+#include "env.h"
+#include "evsel.h"
 #include "machine.h"
 #include "map.h"
 #include "maps.h"
@@ -716,4 +718,63 @@ int unwind_sframe__walk_snapshot(struct thread *thread, struct perf_sample *samp
 out:
 	unwind_sframe__buf_exit(&buf);
 	return nr;
+}
+
+/*
+ * The frame pointer walk of a snapshot no .sframe row helps with, by the
+ * frame record of the recording's machine (its SFrame ABI row): it needs
+ * no unwind tables and no thread (a sample of a task past release_task()
+ * has tid -1).  The registers are the ones perf's arch helpers name for
+ * that machine.
+ */
+static int unwind_sframe__walk_fp(struct perf_sample *sample, u64 *ips, int max)
+{
+	struct regs_dump *regs = sample->user_regs;
+	struct stack_dump *ustack = &sample->user_stack;
+	const struct sframe_abi *abi;
+	struct sframe_stack stack;
+	uint16_t e_machine;
+	bool big_endian;
+	u64 fp;
+
+	if (!regs || !regs->regs || !ustack->size || !ustack->data || !sample->evsel ||
+	    max < 1)
+		return 0;
+	e_machine = perf_env__e_machine(evsel__env(sample->evsel), NULL);
+	/* The snapshot is in the recording's byte order: the host's unless swapped. */
+	big_endian = (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) != sample->evsel->needs_swap;
+	abi = sframe_abi__of_machine(e_machine, big_endian);
+	if (!abi ||
+	    perf_reg_value(&ips[0], regs, perf_arch_reg_ip(e_machine)) ||
+	    perf_reg_value(&stack.sp, regs, perf_arch_reg_sp(e_machine)) ||
+	    perf_reg_value(&fp, regs, perf_arch_reg_fp(e_machine)))
+		return 0;
+	stack.data = (const u8 *)ustack->data;
+	stack.size = ustack->size;
+	return 1 + sframe_walk__fp_abi(abi, &stack, stack.sp, fp, ips + 1, max - 1,
+				       NULL, NULL);
+}
+
+int unwind_sframe__walk_deferred(struct machine *machine, struct perf_sample *sample,
+				 u64 *ips, int max, bool *by_sframe)
+{
+	struct thread *thread = NULL;
+	int n = 0;
+
+	/*
+	 * SFrame needs the task's maps: those of delivery time, which for a
+	 * sample the stitcher held are its own time's (it holds the other
+	 * events behind it, the task's EXIT included).
+	 */
+	if (machine && sample->tid != (u32)-1)
+		thread = machine__find_thread(machine, sample->pid, sample->tid);
+	if (thread) {
+		n = unwind_sframe__walk_snapshot(thread, sample, ips, max);
+		thread__put(thread);
+	}
+	if (n > 0) {
+		*by_sframe = true;
+		return n;
+	}
+	return unwind_sframe__walk_fp(sample, ips, max);
 }
