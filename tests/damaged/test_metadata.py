@@ -329,9 +329,11 @@ class Metadata(common.PerfTestCase):
         """An attr's sample_type with a bit its samples do not have, or
         without one they have (PHYS_ADDR set: upstream and before skipped
         every sample; CPU, ADDR, ID...: misread or refused): the samples
-        pick the layout they parse with, one bit away.  (The files of
-        several attrs: some bits not yet, not checked here.)"""
-        for src in FILES[:2]:
+        pick the layout they parse with, one bit away; in the files of
+        several attrs too (two-defer: two events recorded alike;
+        sys-defer: the dummy event's records carry the deferred
+        callchains, their ids found from the records' sample_id)."""
+        for src in FILES:
             f = FeatFile(src)
             for bit in ('TIME', 'CPU', 'ADDR', 'PERIOD', 'ID', 'IDENTIFIER', 'READ',
                         'CALLCHAIN', 'RAW', 'PHYS_ADDR', 'CGROUP', 'DATA_PAGE_SIZE', 1 << 40):
