@@ -367,10 +367,9 @@ class Metadata(common.PerfTestCase):
         """Several attrs, one ids section or all of them damaged (zeroed,
         a bit flipped in each id): every sample's id is no attr's, so
         upstream and before skipped them.  The ids come from the samples:
-        by layout, or by the order the kernel gave them in.  (-a, sys-defer:
-        a few more samples come out than of the intact file, not yet
-        understood: not checked here.)"""
-        for src in FILES[2:3]:
+        by layout, or by the order the kernel gave them in; with -a
+        (sys-defer) the dummy event's from its records' sample_id."""
+        for src in FILES[2:]:
             f = FeatFile(src)
             for name, raw in (('zero0', damage.ids_zeroed(f, [0])),
                               ('flip0', damage.ids_flipped(f, 0)),
