@@ -351,6 +351,56 @@ class Metadata(common.PerfTestCase):
                                       damage.attrs(f)[0][1]),
                                    'sample_types from samples')
 
+    def pipe(self, src):
+        """@src as a pipe stream (perf inject -o -), in a file: its bytes,
+        and the offsets of its HEADER_ATTR events."""
+        r = subprocess.run([PERF, 'inject', '-i', src, '-o', '-'], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, check=True)
+        raw, pos, attrs = r.stdout, 16, []
+        while pos + 8 <= len(raw):
+            typ, _, size = struct.unpack_from('<IHH', raw, pos)
+            if typ == 9 or size < 8:                # the first sample
+                break
+            if typ == 64:                           # PERF_RECORD_HEADER_ATTR
+                attrs.append(pos)
+            pos += size
+        return raw, attrs
+
+    def test_pipe_sample_type(self):
+        """The same in a pipe, whose attrs come as HEADER_ATTR events: the
+        first sample no attr parses as it says (read as it comes, nothing
+        read ahead before) has the file's check run on it and on the
+        bytes read ahead after it (upstream and before: 0% of a
+        one-event pipe for most bits).  Not the dummy event of -a, which
+        has no samples: in a file its sample_id fields are checked against
+        the other attrs' (test_sample_type_of_sampleless_attr); a pipe has
+        no samples to tell a sampleless attr by before reading ahead,
+        which a healthy pipe must not wait for: not done."""
+        for src in FILES:
+            raw, attrs = self.pipe(src)
+            self.assertTrue(attrs, src)
+            orig = self.write('orig.pipe', raw)
+            r = self.script(orig)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            want = self.samples(r.stdout)
+            self.assertNotIn('sample_type', r.stderr)
+            for i, off in enumerate(attrs):
+                typ, _, config, _, st = struct.unpack_from('<IIQQQ', raw, off + 8)
+                if (typ, config) == (1, 9):             # PERF_COUNT_SW_DUMMY
+                    continue
+                for bit in ('TIME', 'CPU', 'ADDR', 'PERIOD', 'ID', 'IDENTIFIER', 'READ',
+                            'RAW', 'PHYS_ADDR', 'CGROUP', 'DATA_PAGE_SIZE'):
+                    name = '%s attr %d %s' % (os.path.basename(src), i, bit)
+                    p = self.write('st.pipe', patch(raw, off + 8 + 24, '<Q',
+                                                    st ^ (1 << damage.SAMPLE_TYPE_BITS[bit])))
+                    r = self.script(p)
+                    self.assertEqual(r.returncode, 0, '%s: %s' % (name, r.stderr[-2000:]))
+                    self.assertEqual(self.samples(r.stdout), want, name)
+                    self.assertRegex(r.stderr, r'the samples of attr \d+ \(\S+\) do not parse '
+                                     r'with its sample_type', name)
+                    self.assertGreaterEqual(
+                        self.damaged_stats(p)['sample_types from samples'], 1, name)
+
     def test_sample_type_of_sampleless_attr(self):
         """-a's dummy event has no samples; its records' sample_id is laid
         out like the other attrs': a sample_id bit flipped in it is taken

@@ -30,6 +30,13 @@
  */
 #define RESYNC_EVENTS	4
 #define RESYNC_MAX	(1024 * 1024)
+/*
+ * A pipe's samples checked one by one against their attrs, and the bytes
+ * the attrs' check reads when one is not an attr's (header.c checks as
+ * many of a file's).
+ */
+#define PIPE_CHECK_SAMPLES	256
+#define PIPE_CHECK_BYTES	(256 * 1024)
 
 /* Chunks of aligned copies: as ordered_events allocates its events. */
 #define COPIES_CHUNK	(64 * 1024)
@@ -406,6 +413,47 @@ static bool reader_damage__pipe_bad_size(struct reader_damage *damage,
 	return true;
 }
 
+/*
+ * Pipes: a pipe's attrs come as HEADER_ATTR events before any sample, so
+ * the file's check at open (header.c) cannot see their samples.  The
+ * first samples are checked one at a time as they come: nothing is read
+ * ahead while each is some attr's as it says, so the reader of a live
+ * pipe waits for nothing.  The first one that no attr claims (a
+ * sample_type bit damaged) has the file's check run on it and on the
+ * bytes after it, read ahead: the attrs that contradict their samples
+ * take the layout they parse with, before this sample is framed
+ * (reader_damage__pipe_bad_size() parses it) or delivered.
+ */
+static void reader_damage__pipe_check_attrs(struct reader_damage *damage,
+					    struct perf_session *session,
+					    const union perf_event *event)
+{
+	struct reader_damage_ahead *pa = &damage->ahead;
+	u32 size = event->header.size;
+	u64 len;
+	char *buf;
+
+	if (event->header.type != PERF_RECORD_SAMPLE || session->header.needs_swap ||
+	    damage->pipe_samples_checked >= PIPE_CHECK_SAMPLES)
+		return;
+	if (perf_header__sample_claimed(session->evlist, event)) {
+		damage->pipe_samples_checked++;
+		return;
+	}
+	damage->pipe_samples_checked = PIPE_CHECK_SAMPLES;
+	if (size >= PIPE_CHECK_BYTES ||
+	    reader_damage__ahead_fill(pa, session, PIPE_CHECK_BYTES - size))
+		return;
+	len = min_t(u64, pa->len - pa->pos, PIPE_CHECK_BYTES - size);
+	buf = malloc(size + len);
+	if (!buf)
+		return;
+	memcpy(buf, event, size);
+	memcpy(buf + size, pa->buf + pa->pos, len);
+	perf_header__check_pipe_sample_types(session, buf, size + len);
+	free(buf);
+}
+
 int reader_damage__read_pipe_event(struct reader_damage *damage, struct perf_session *session,
 				   void **bufp, u32 *buf_size, u64 *head)
 {
@@ -461,6 +509,7 @@ more:
 		}
 	}
 
+	reader_damage__pipe_check_attrs(damage, session, event);
 	if (reader_damage__pipe_bad_size(damage, session, event, head))
 		goto more;
 	return size;

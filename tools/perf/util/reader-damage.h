@@ -131,6 +131,11 @@ struct reader_damage {
 	bool	nr_cpus_from_samples;
 	/** @nr_cpus_seen: The highest CPU of a sample plus one. */
 	u32	nr_cpus_seen;
+	/**
+	 * @pipe_samples_checked: A pipe's first samples checked against
+	 * their attrs as they came (reader_damage__read_pipe_event()).
+	 */
+	u32	pipe_samples_checked;
 	/** @nr_misaligned: Events copied because they were misaligned. */
 	u64	nr_misaligned;
 	/** @copies: Aligned copies of misaligned events, newest chunk first. */
@@ -183,7 +188,11 @@ s64 reader_damage__frame(struct reader_damage *damage, struct perf_session *sess
  * header ahead (no read more per event: the next call takes it from there)
  * to check the size: when the next header is not plausible, or a sample
  * does not parse at that size, the framing is looked for inside the event
- * first.  The payload of HEADER_TRACING_DATA and AUXTRACE follows them in
+ * first.  Before that, the first samples are checked against their attrs
+ * (a pipe's attrs came as events: the file's check at open saw no
+ * sample): the first that no attr parses as it says has the check run on
+ * it and the bytes read ahead after it
+ * (perf_header__check_pipe_sample_types()).  The payload of HEADER_TRACING_DATA and AUXTRACE follows them in
  * the pipe, read by their handlers: nothing is read ahead of those.
  *
  * Return: the event's size (> 0), the event in *@bufp with its header in
