@@ -26,7 +26,8 @@
  * take -U MS and -K MS: each thread goes on with rounds past -n until it
  * has used MS milliseconds of user (-U) and kernel (-K) CPU time, so that
  * a cpu-clock recording has its samples (cpu-clock samples CPU time)
- * however fast or slow the host is.
+ * however fast or slow the host is; without -n, -U and -K alone bound
+ * the run (never -s: a wall time is what they replace).
  *   dwork offcpu [-n ROUNDS] [-d DEPTH]
  *	two threads (main, index 0, and a waker, index 1) blocking in turn
  *	below their recursion: each round main waits on a pipe the waker
@@ -548,6 +549,13 @@ int main(int argc, char **argv)
 		return usage(argv[0]);
 	if (g_mode >= MODE_OFFCPU && g_rounds < 0)
 		g_rounds = 100;
+	/*
+	 * -U/-K without -n: rounds until the CPU time, not -s's default
+	 * second of wall time, which would silently ignore them (and give
+	 * a loaded machine's run fewer samples).
+	 */
+	if ((g_user_ms || g_kern_ms) && g_rounds < 0)
+		g_rounds = 0;
 	g_fd_null = open("/dev/null", O_WRONLY);
 	g_fd_zero = open("/dev/zero", O_RDONLY);
 	if (g_fd_null < 0 || g_fd_zero < 0) {
