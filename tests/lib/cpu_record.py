@@ -66,11 +66,25 @@ def lost(perf, data):
                     if line.strip().startswith('LOST'))
 
 
+class _Message:
+    """A failure message made when unittest shows it (it str()s its msg
+    argument only on a failure), not each time the assertion passes."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def __str__(self):
+        return self.make()
+
+
 def too_few(what, got, cpu_ms, period_us, perf=None, data=None):
-    """A clear failure message for a recording with too few samples."""
-    msg = ('%s: %d samples, but %d ms of CPU time at one sample every %d us '
-           'of it give %d' % (what, got, cpu_ms, period_us,
-                              expected(cpu_ms, period_us)))
-    if perf and data:
-        msg += '; %s' % (lost(perf, data) or 'nothing lost')
-    return msg
+    """A clear failure message for a recording with too few samples (its
+    perf report --stats runs only if the message is shown)."""
+    def make():
+        msg = ('%s: %d samples, but %d ms of CPU time at one sample every %d us '
+               'of it give %d' % (what, got, cpu_ms, period_us,
+                                  expected(cpu_ms, period_us)))
+        if perf and data:
+            msg += '; %s' % (lost(perf, data) or 'nothing lost')
+        return msg
+    return _Message(make)
