@@ -18,6 +18,7 @@ from collections import Counter
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
 sys.path.insert(0, os.path.dirname(__file__))
 import common                                   # noqa: E402
+import cpu_record                               # noqa: E402
 import perf_counters                            # noqa: E402
 import perf_report                              # noqa: E402
 import perf_script                              # noqa: E402
@@ -31,6 +32,13 @@ PERF = common.PERF
 UPSTREAM = common.PERF_UPSTREAM
 DEFER_ST = os.path.join(common.REAL, 'defer-st.data')
 GUEST = os.path.join(common.FIXTURES, 'guest-7.2')
+# The recordings made here (Damaged.recording): two dwork threads, each
+# until it has used DWORK_MS of user CPU time (its own measure), not the
+# fixture workload's wall-time second, of which a loaded machine may give
+# it little: cpu-clock samples CPU time, so the samples (and the -z
+# recording's COMPRESSED2 records) are a property of the work.
+DWORK_THREADS = 2
+DWORK_MS = 200
 
 
 def sample_times(out):
@@ -553,8 +561,9 @@ class Damaged(common.PerfTestCase):
         if name not in cache:
             out = os.path.join(self.tmp, name)
             r = common.run([PERF, 'record', '-N', '-q', '-e', 'cpu-clock', '-c', period] +
-                           opts + ['-o', out, '--', os.path.join(common.REAL, 'workload'),
-                                   '-s', '1', '-t', '2'], check=False)
+                           opts + ['-o', out, '--', cpu_record.dwork(self.tmp), 'threads',
+                                   '-t', str(DWORK_THREADS), '-d', '10',
+                                   '-U', str(DWORK_MS)], check=False)
             if r.returncode != 0:
                 self.skipTest('perf record %s: %s' % (' '.join(opts), r.stderr[-500:]))
             cache[name] = out
@@ -573,7 +582,8 @@ class Damaged(common.PerfTestCase):
         data.N files are found by name, with a warning."""
         src = self.recording('threads.data', ['--threads'])
         orig = sample_times(self.script(src).stdout)
-        self.assertGreater(len(orig), 0)
+        self.assertGreater(len(orig), 0, cpu_record.too_few(
+            'threads.data', len(orig), DWORK_THREADS * DWORK_MS, 100, PERF, src))
         f = d.PerfFile(os.path.join(src, 'data'))
         off, size = d.feature_section(f, d.HEADER_DIR_FORMAT)
         self.assertEqual(size, 8)
@@ -615,7 +625,10 @@ class Damaged(common.PerfTestCase):
         src = self.recording('z.data', ['-z', '-m', '8'], period='20000')
         f = d.PerfFile(src)
         comp = [e for e in f.events if e[1] == d.COMPRESSED2]
-        self.assertGreater(len(comp), 8)
+        if len(comp) <= 8:
+            self.fail('%d COMPRESSED2 records; %s' % (len(comp), cpu_record.too_few(
+                'z.data', len(sample_times(self.script(src).stdout)),
+                DWORK_THREADS * DWORK_MS, 20, PERF, src)))
         return src, f, comp
 
     def test_compressed_cut(self):

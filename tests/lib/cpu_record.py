@@ -28,6 +28,11 @@ SAMPLE_OVERHEAD = 2048
 # measured part of the run (start-up, exit).
 SLACK_BYTES = 256 << 10
 PAGE = os.sysconf('SC_PAGE_SIZE')
+# tests/workloads/dwork.c, built as the guest tests build it: frame
+# pointers everywhere, so that its stacks are whole.
+DWORK_SRC = os.path.join(common.TOP, 'tests', 'workloads', 'dwork.c')
+DWORK_CFLAGS = ['-O1', '-g', '-fno-omit-frame-pointer', '-mno-omit-leaf-frame-pointer',
+                '-pthread']
 
 
 def expected(cpu_ms, period_us):
@@ -88,3 +93,13 @@ def too_few(what, got, cpu_ms, period_us, perf=None, data=None):
             msg += '; %s' % (lost(perf, data) or 'nothing lost')
         return msg
     return _Message(make)
+
+
+def dwork(tmpdir):
+    """tests/workloads/dwork.c built in @tmpdir (once): a workload whose
+    recurse and threads modes run until each thread has used -U ms of
+    user (-K: kernel) CPU time, whatever the machine's load."""
+    out = os.path.join(tmpdir, 'dwork')
+    if not os.path.exists(out):
+        common.run(['gcc'] + DWORK_CFLAGS + ['-o', out, DWORK_SRC])
+    return out
