@@ -101,6 +101,9 @@ class Convert(corpus.CorpusTestCase):
         sf = self.script(self.conv['sframe'])
         dw = self.script(self.conv['libdw'])
         self.assertEqual(len(sf), len(dw))
+        # A count first: an empty conversion fails with why, not in max().
+        self.assertGreaterEqual(len(dw), MIN_SAMPLES, cpu_record.too_few(
+            'libdw conversion', len(dw), RECORD_MS, 500, common.PERF, self.data))
         last = max(set(s[-1] for s in dw if s), key=[s[-1] for s in dw if s].count)
         diff = [i for i in range(len(dw)) if sf[i] != dw[i] and
                 not further(sf[i], dw[i], last)]

@@ -90,12 +90,15 @@ class Elsewhere(common.PerfTestCase):
                     self.assertEqual(
                         perf_counters.block(err, 'SFrame unwinding'),
                         perf_counters.block(home_err, 'SFrame unwinding'), err)
-        # SFrame walked the deep recursion: the file was found.
-        self.assertGreater(max(len(c) for c in away), 30)
+        # SFrame walked the deep recursion: the file was found.  (A count
+        # that failed above, in a subTest, goes on to here: default=0.)
+        self.assertGreater(max((len(c) for c in away), default=0), 30)
 
     def test_home_is_deep(self):
         """At home sframe-only goes through the 30 deep recursion."""
         home, _ = self.at_home['sframe-only']
+        self.assertGreaterEqual(len(home), MIN_SAMPLES, cpu_record.too_few(
+            'at home', len(home), RECORD_MS, 500, common.PERF, self.data))
         self.assertGreater(max(len(c) for c in home), 30)
         self.assertTrue(any(d.endswith('/home/pie') for d in self.dsos),
                         self.dsos)
@@ -105,6 +108,10 @@ class Elsewhere(common.PerfTestCase):
         sframe-only gives only the sampled frame."""
         away, _ = self.script('sframe-only',
                               ['--buildid-dir', os.path.join(self.tmp, 'none')])
+        # Every sample of the recording, or the bound below holds on none.
+        self.assertEqual(len(away), len(self.at_home['sframe-only'][0]))
+        self.assertGreaterEqual(len(away), MIN_SAMPLES, cpu_record.too_few(
+            'away', len(away), RECORD_MS, 500, common.PERF, self.data))
         self.assertLessEqual(max(len(c) for c in away), 1)
 
     def test_symfs(self):

@@ -108,6 +108,9 @@ class Unwind(corpus.CorpusTestCase):
         """The 30 deep recursion shows up whole through SFrame."""
         data = self.data[(3, 'pie')]
         ours = self.script(data, 'sframe-only')
+        # A count first: an empty recording fails with why, not in max().
+        self.assertGreaterEqual(len(ours), MIN_SAMPLES, cpu_record.too_few(
+            'sframe-only', len(ours), RECORD_MS, 500, common.PERF, data))
         self.assertGreater(max(len(c) for c in ours), 30)
 
     def test_invalid_sframe_is_warned_and_skipped(self):
@@ -287,6 +290,11 @@ class Unwind(corpus.CorpusTestCase):
         out = corpus.record_dwarf(exe, os.path.join(self.tmp, 'nosf.data'),
                                   200, 16384)
         libdw = self.script(out, 'libdw')
+        # 200 ms at a sample every 500 us of it (cpu_record): with none,
+        # the checks below would pass on nothing or fail in max().
+        self.assertGreaterEqual(len(libdw), cpu_record.expected(200, 500) // 2,
+                                cpu_record.too_few('libdw', len(libdw), 200, 500,
+                                                   common.PERF, out))
         r = common.run([common.PERF, 'script', '-i', out, '-F', 'tid,ip,sym,dso',
                         '--unwind-style', 'sframe'])
         self.assertEqual(perf_script.unwound(r.stdout), libdw)
