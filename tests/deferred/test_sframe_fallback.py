@@ -86,6 +86,10 @@ class SFrameFallback(corpus.CorpusTestCase):
         for key, (dwarf, defer, snaps) in self.cases.items():
             with self.subTest(case=key):
                 ours, _ = self.script(defer)
+                # A count first: an empty recording fails with why, not
+                # in max() (nor passes the bounds on frame pointers).
+                self.assertGreaterEqual(len(ours), MIN_SAMPLES, cpu_record.too_few(
+                    'fallback', len(ours), RECORD_MS, 500, common.PERF, dwarf))
                 fp = [fp_walk(regs, stack) for regs, stack in snaps]
                 n_ours = sum(map(len, ours))
                 n_fp = sum(map(len, fp))
@@ -103,6 +107,8 @@ class SFrameFallback(corpus.CorpusTestCase):
         ours, _ = self.script(defer)
         libdw, _ = self.script(dwarf, '--unwind-style', 'libdw')
         self.assertEqual(len(ours), len(libdw))
+        self.assertGreaterEqual(len(ours), MIN_SAMPLES, cpu_record.too_few(
+            'fallback', len(ours), RECORD_MS, 500, common.PERF, dwarf))
         # Appended frames made every chain longer than libdw's; only the
         # few samples where libdw stops short in an epilogue may be.
         longer = [i for i, (o, d) in enumerate(zip(ours, libdw)) if len(o) > len(d)]
