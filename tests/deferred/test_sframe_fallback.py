@@ -59,9 +59,13 @@ class SFrameFallback(corpus.CorpusTestCase):
                 self.assertGreaterEqual(len(ours), MIN_SAMPLES, cpu_record.too_few(
                     'fallback', len(ours), RECORD_MS, 500, common.PERF, dwarf))
                 self.assertEqual(st['deferred samples'], len(ours))
+                # A sample the kernel copied no user regs or stack for
+                # (seen: one of 588) has nothing to walk: that one is
+                # "[user stack lost]", as it must be.
+                bare = sum(1 for regs, stack in snaps if not regs or not stack)
                 self.assertEqual(st['fell back (sframe)'] + st['fell back (fp)'],
-                                 len(ours), st)
-                self.assertEqual(st['user stack lost'], 0)
+                                 len(ours) - bare, st)
+                self.assertEqual(st['user stack lost'], bare, st)
                 # Only samples whose whole stack lacks .sframe (the dynamic
                 # loader's and libc's start-up code) walk frame pointers.
                 self.assertGreater(st['fell back (sframe)'], len(ours) * 0.95, st)
