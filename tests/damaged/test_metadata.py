@@ -27,6 +27,7 @@ import common                                   # noqa: E402
 import perf_counters                            # noqa: E402
 import perf_script                              # noqa: E402
 import damage                                   # noqa: E402
+import deferred_scenario                        # noqa: E402
 from perf_abi import HEADER_CMDLINE, HEADER_NRCPUS  # noqa: E402
 
 PERF = common.PERF
@@ -313,11 +314,13 @@ class Metadata(common.PerfTestCase):
                     self.assertLess(len(self.samples(ru.stdout)),
                                     len(self.original(src)), (src, name))
 
-    def check_samples(self, src, name, raw, warning, counter):
+    def check_samples(self, src, name, raw, warning, counter, what=None):
         """Every sample of src comes out of the damaged copy raw as in
         src, exit 0, with the warning (a regex) and the counter of perf
-        report --stats's "Damaged input" at 1 or more."""
+        report --stats's "Damaged input" at 1 or more; @what names the
+        case in a failure (default: @name)."""
         p = self.write(name, raw)
+        name = what or name
         r = self.script(p)
         self.assertEqual(r.returncode, 0, '%s: %s' % (name, r.stderr[-2000:]))
         self.assertEqual(self.samples(r.stdout), self.original(src), name)
@@ -400,6 +403,35 @@ class Metadata(common.PerfTestCase):
                                      r'with its sample_type', name)
                     self.assertGreaterEqual(
                         self.damaged_stats(p)['sample_types from samples'], 1, name)
+
+    def test_sample_type_other_byte_order(self):
+        """The same in a file of the other byte order (a big-endian
+        machine's, generated): the samples checked u64 by u64 as the
+        session swaps them, their u32 pairs (CPU and reserved, RAW's size)
+        taken in that order (before: swapped files were left as they were,
+        0% for most bits)."""
+        sc = deferred_scenario.scenario(threads=4, samples=600, seed=25)
+        for several in (False, True):
+            src = self.write('be.data', b'')
+            deferred_scenario.write_scenario(sc, src, endian='>', dummy=several)
+            want = self.original(src)
+            self.assertGreater(len(want), 500)
+            with open(src, 'rb') as f:
+                raw = f.read()
+            attr_size, attrs_off = struct.unpack_from('>QQ', raw, 16)
+            st = struct.unpack_from('>Q', raw, attrs_off + 24)[0]
+            # Not READ: the generator's read_format is 0, so a READ block
+            # is one u64 as PERIOD is, and either layout parses (perf
+            # record writes read_format ID, LOST: three u64s).
+            for bit in ('TIME', 'CPU', 'ADDR', 'PERIOD', 'ID', 'IDENTIFIER',
+                        'RAW', 'PHYS_ADDR', 'CGROUP', 'DATA_PAGE_SIZE'):
+                name = '%s %s' % ('-a' if several else 'one event', bit)
+                damaged = patch(raw, attrs_off + 24, '>Q',
+                                st ^ (1 << damage.SAMPLE_TYPE_BITS[bit]))
+                self.check_samples(src, 'be-st.data', damaged,
+                                   r'the samples of attr 0 \(\S+\) do not parse with '
+                                   r'its sample_type', 'sample_types from samples', name)
+            del self._orig[src]
 
     def test_sample_type_of_sampleless_attr(self):
         """-a's dummy event has no samples; its records' sample_id is laid
