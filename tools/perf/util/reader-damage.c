@@ -430,7 +430,8 @@ static void reader_damage__pipe_check_attrs(struct reader_damage *damage,
 {
 	struct reader_damage_ahead *pa = &damage->ahead;
 	u32 size = event->header.size;
-	u64 len;
+	struct perf_event_header h;
+	u64 len = 0;
 	char *buf;
 
 	if (event->header.type != PERF_RECORD_SAMPLE || session->header.needs_swap ||
@@ -441,10 +442,23 @@ static void reader_damage__pipe_check_attrs(struct reader_damage *damage,
 		return;
 	}
 	damage->pipe_samples_checked = PIPE_CHECK_SAMPLES;
-	if (size >= PIPE_CHECK_BYTES ||
-	    reader_damage__ahead_fill(pa, session, PIPE_CHECK_BYTES - size))
-		return;
-	len = min_t(u64, pa->len - pa->pos, PIPE_CHECK_BYTES - size);
+	/*
+	 * Whole events ahead, up to the first whose payload follows it in
+	 * the pipe, read by its tool (HEADER_TRACING_DATA, AUXTRACE): not a
+	 * byte of that is read ahead.
+	 */
+	while (size + len < PIPE_CHECK_BYTES) {
+		if (reader_damage__ahead_fill(pa, session, len + sizeof(h)) ||
+		    pa->len - pa->pos < len + sizeof(h))
+			break;
+		memcpy(&h, pa->buf + pa->pos + len, sizeof(h));
+		if (h.type == PERF_RECORD_HEADER_TRACING_DATA || h.type == PERF_RECORD_AUXTRACE ||
+		    h.size < sizeof(h) ||
+		    reader_damage__ahead_fill(pa, session, len + h.size) ||
+		    pa->len - pa->pos < len + h.size)
+			break;
+		len += h.size;
+	}
 	buf = malloc(size + len);
 	if (!buf)
 		return;
