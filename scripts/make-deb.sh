@@ -30,6 +30,8 @@ install -m 644 "$template" "$src/debian/d3-flamegraph-base.html"
 rm -f "$out"/perf-deferred_*
 (cd "$src" && DEB_BUILD_OPTIONS="parallel=$(nproc) ${DEB_BUILD_OPTIONS:-}" \
 	dpkg-buildpackage -us -uc -b >"$out/build.log" 2>&1) || {
+	# With -j the error can sit far above the log's end.
+	grep -n -E '\*\*\*|error:|Error [0-9]|cannot find' "$out/build.log" | head -n 20
 	tail -n 40 "$out/build.log"
 	echo "make-deb: dpkg-buildpackage failed: $out/build.log" >&2
 	exit 1
