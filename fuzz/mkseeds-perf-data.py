@@ -13,8 +13,9 @@ and MMAP2 records, up to META_BUDGET bytes), then whole events up to DATA_BUDGET
 (NAME-head) and a window from its middle (NAME-mid, where the deferred
 records sit among their samples).  With PERF (our perf), each head seed is
 also written in pipe mode (NAME-head.pipe: perf inject -o -, attrs and
-features as events), and with damaged attrs (NAME-head-st-*, -ids-zero,
--attr-size: attr_seeds()).  --generated writes small files of
+features as events), with damaged attrs (NAME-head-st-*, -ids-zero,
+-attr-size: attr_seeds()), and with damaged feature sections and attrs
+section (NAME-head-f-*, -a-*: metadata_seeds()).  --generated writes small files of
 tests/lib/deferred_scenario.py: snapshots, cross-endian, -a, two events, pipe.
 
 Python stdlib only.
@@ -29,6 +30,8 @@ sys.path.insert(0, os.path.join(TOP, 'tests', 'damaged'))
 sys.path.insert(0, os.path.join(TOP, 'tests', 'lib'))
 
 import damage   # noqa: E402
+from perf_abi import (HEADER_BUILD_ID, HEADER_CMDLINE, HEADER_CPU_TOPOLOGY,  # noqa: E402
+                      HEADER_NRCPUS)
 
 DATA_BUDGET = 3584
 META_BUDGET = 1536
@@ -138,6 +141,31 @@ def attr_seeds(outdir, name):
                                                                 'IDENTIFIER'))
 
 
+def metadata_seeds(outdir, name):
+    """Damaged feature sections and attrs section of the head seed name
+    (issue 25, as tests/damaged/test_metadata.py makes them): a section of
+    garbage, one of size 0, an absurd count, an offset past the end, a
+    bitmap bit without a section and a section without a bit, the file cut
+    inside its table; the attrs section's sizes and offsets off."""
+    f = damage.FeatFile(os.path.join(outdir, name))
+    if HEADER_CMDLINE in f.bits:
+        write(outdir, name + '-f-cmdline', damage.garbage_section(f, HEADER_CMDLINE))
+        write(outdir, name + '-f-lost-bit', damage.lost_bit(f, HEADER_CMDLINE))
+    if HEADER_NRCPUS in f.bits:
+        write(outdir, name + '-f-nrcpus0', damage.section_size(f, HEADER_NRCPUS, 0))
+        write(outdir, name + '-f-past-end',
+              damage.section_offset(f, HEADER_NRCPUS, len(f.raw) + 4096))
+    if HEADER_CPU_TOPOLOGY in f.bits:
+        write(outdir, name + '-f-topology',
+              damage.section_u32(f, HEADER_CPU_TOPOLOGY, 0, 1 << 24))
+    if HEADER_BUILD_ID not in f.bits:
+        write(outdir, name + '-f-spurious-bit', damage.spurious_bit(f, HEADER_BUILD_ID))
+    write(outdir, name + '-f-cut-table', damage.cut_in_table(f, len(f.bits) // 2) + bytes(8))
+    for kind, raw in damage.attr_damage(f):
+        if kind in ('attrs_off+8', 'attrs_size+attr', 'ids_off+8', 'ids_size=0'):
+            write(outdir, '%s-a-%s' % (name, kind.replace('+', '-plus-')), raw)
+
+
 def main(argv):
     gen = argv[:1] == ['--generated']
     if gen:
@@ -159,6 +187,7 @@ def main(argv):
                 to_pipe(perf, outdir, '%s-%s' % (name, kind))
             if kind == 'head':
                 attr_seeds(outdir, '%s-%s' % (name, kind))
+                metadata_seeds(outdir, '%s-%s' % (name, kind))
 
 
 if __name__ == '__main__':

@@ -14,6 +14,7 @@ function returns the bytes of a damaged copy:
 Python stdlib only.
 """
 import os
+import random
 import struct
 import sys
 
@@ -191,7 +192,6 @@ def mmap2_filename_bit(f, name, byte, bit):
     return bytes(raw), new
 
 
-HEADER_DIR_FORMAT, HEADER_COMPRESSED = 24, 27
 COMPRESSED, COMPRESSED2 = 81, 83
 
 
@@ -271,3 +271,94 @@ def odd_size_record(f, index, size=84):
         sec_off = struct.unpack_from('<Q', raw, table + 16 * n)[0]
         raw = patch(raw, table + 16 * n, '<Q', sec_off + size)
     return raw
+
+
+# Damaged metadata around the data section (test_metadata.py, the fuzz
+# seeds of fuzz/mkseeds-perf-data.py).
+
+class FeatFile:
+    """A perf.data file's header, feature bitmap and feature table."""
+
+    def __init__(self, path):
+        with open(path, 'rb') as f:
+            self.raw = f.read()
+        assert self.raw[:8] == b'PERFILE2'
+        (self.size, self.attr_size, self.attrs_off, self.attrs_size,
+         self.data_off, self.data_size) = struct.unpack_from('<6Q', self.raw, 8)
+        bitmap = int.from_bytes(self.raw[72:104], 'little')
+        self.bits = [b for b in range(256) if bitmap >> b & 1]
+        self.feat_off = self.data_off + self.data_size
+        self.sections = {b: struct.unpack_from('<QQ', self.raw, self.entry(i))
+                         for i, b in enumerate(self.bits)}
+
+    def entry(self, i):
+        """File offset of the table's i-th entry."""
+        return self.feat_off + 16 * i
+
+    def entry_of(self, feat):
+        return self.entry(self.bits.index(feat))
+
+    def with_bitmap(self, bits):
+        raw = bytearray(self.raw)
+        raw[72:104] = sum(1 << b for b in bits).to_bytes(32, 'little')
+        return bytes(raw)
+
+
+def garbage_section(f, feat, seed=25):
+    """Section feat's bytes replaced by random bytes."""
+    off, size = f.sections[feat]
+    rnd = random.Random(seed)
+    return f.raw[:off] + bytes(rnd.randrange(256) for _ in range(size)) + f.raw[off + size:]
+
+
+def section_size(f, feat, size):
+    """Section feat's table entry says size bytes."""
+    return patch(f.raw, f.entry_of(feat) + 8, '<Q', size)
+
+
+def section_offset(f, feat, off):
+    """Section feat's table entry says it is at off."""
+    return patch(f.raw, f.entry_of(feat), '<Q', off)
+
+
+def section_u32(f, feat, at, val):
+    """The u32 at offset at of section feat set to val."""
+    return patch(f.raw, f.sections[feat][0] + at, '<I', val)
+
+
+def spurious_bit(f, feat):
+    """A bit set in the bitmap for a section the table does not have."""
+    assert feat not in f.bits
+    return f.with_bitmap(f.bits + [feat])
+
+
+def lost_bit(f, feat):
+    """A section of the table whose bit is cleared in the bitmap."""
+    return f.with_bitmap([b for b in f.bits if b != feat])
+
+
+def cut_in_table(f, entries):
+    """The file cut after entries entries of the feature table."""
+    return f.raw[:f.entry(entries)]
+
+
+def attr_damage(f):
+    """(name, damaged copy) for each kind of damage to the attrs section:
+    the header's attr_size, attrs offset and size, the first attr's size
+    field, its ids section's offset and size."""
+    raw, hdr = f.raw, f.attrs_off
+    sz = struct.unpack_from('<I', raw, hdr + 4)[0]
+    ids_off, ids_size = struct.unpack_from('<QQ', raw, hdr + sz)
+    yield 'attr_size+8', patch(raw, 16, '<Q', f.attr_size + 8)
+    yield 'attr_size=144', patch(raw, 16, '<Q', 144)
+    yield 'attr_size=0', patch(raw, 16, '<Q', 0)
+    yield 'attrs_off+8', patch(raw, 24, '<Q', f.attrs_off + 8)
+    yield 'attrs_off=0', patch(raw, 24, '<Q', 0)
+    yield 'attrs_size+attr', patch(raw, 32, '<Q', f.attrs_size + f.attr_size)
+    yield 'attrs_size=8', patch(raw, 32, '<Q', 8)
+    yield 'attr.size=0x1234', patch(raw, hdr + 4, '<I', 0x1234)
+    yield 'ids_off+8', patch(raw, hdr + sz, '<Q', ids_off + 8)
+    yield 'ids_off=2^40', patch(raw, hdr + sz, '<Q', 1 << 40)
+    yield 'ids_size=0', patch(raw, hdr + sz + 8, '<Q', 0)
+    yield 'ids_size=7', patch(raw, hdr + sz + 8, '<Q', 7)
+    yield 'ids_size=2^30', patch(raw, hdr + sz + 8, '<Q', 1 << 30)

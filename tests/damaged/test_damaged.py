@@ -24,7 +24,7 @@ import perf_report                              # noqa: E402
 import perf_script                              # noqa: E402
 import damage as d                              # noqa: E402
 from deferred_scenario import USER_TEXT        # noqa: E402
-from perf_abi import (HEADER_NRCPUS, ID_INDEX, MISC_GUEST_KERNEL,  # noqa: E402
+from perf_abi import (HEADER_DIR_FORMAT, HEADER_NRCPUS, ID_INDEX, MISC_GUEST_KERNEL,  # noqa: E402
                       SW_BPF_OUTPUT, S_CGROUP, S_ID, S_IP, S_TID, S_TIME)
 from perfdata_writer import Evsel, Writer       # noqa: E402
 
@@ -585,7 +585,7 @@ class Damaged(common.PerfTestCase):
         self.assertGreater(len(orig), 0, cpu_record.too_few(
             'threads.data', len(orig), DWORK_THREADS * DWORK_MS, 100, PERF, src))
         f = d.PerfFile(os.path.join(src, 'data'))
-        off, size = d.feature_section(f, d.HEADER_DIR_FORMAT)
+        off, size = d.feature_section(f, HEADER_DIR_FORMAT)
         self.assertEqual(size, 8)
         for version, upstream_rc in ((0x3f00000000000001, 255), (0, 0)):
             p = self.copy_dir(src, 'dirfmt-%x.data' % version)

@@ -11,11 +11,10 @@ upstream 7.2.13 refuses the whole file ("incompatible file format", 0
 samples).  Ours skips what is damaged with a warning naming it, counts it
 ("damaged features" in perf report --stats) and reads every sample.
 
-The damage helpers are here (tests/damaged/damage.py has the data-section
-ones); docs/robustness.md has a row per kind.
+The damage helpers are in tests/damaged/damage.py (fuzz/mkseeds-perf-data.py
+seeds the fuzzer with the same kinds); docs/robustness.md has a row per kind.
 """
 import os
-import random
 import struct
 import subprocess
 import sys
@@ -28,120 +27,22 @@ import perf_counters                            # noqa: E402
 import perf_script                              # noqa: E402
 import damage                                   # noqa: E402
 import deferred_scenario                        # noqa: E402
-from perf_abi import HEADER_CMDLINE, HEADER_NRCPUS  # noqa: E402
+from damage import (FeatFile, patch, attr_damage, cut_in_table, garbage_section,  # noqa: E402
+                    lost_bit, section_offset, section_size, section_u32, spurious_bit)
+from perf_abi import (HEADER_BRANCH_STACK, HEADER_BUILD_ID, HEADER_CMDLINE,  # noqa: E402
+                      HEADER_COMPRESSED, HEADER_CPU_TOPOLOGY, HEADER_DIR_FORMAT,
+                      HEADER_NRCPUS, HEADER_PMU_MAPPINGS, HEADER_TRACING_DATA)
 
 PERF = common.PERF
 UPSTREAM = common.PERF_UPSTREAM
 GUEST = common.GUEST_FIXTURES
 
-HEADER_TRACING_DATA = 1
-HEADER_BUILD_ID = 2
-HEADER_CPU_TOPOLOGY = 13
-HEADER_BRANCH_STACK = 15
-HEADER_PMU_MAPPINGS = 16
-HEADER_GROUP_DESC = 17
-HEADER_DIR_FORMAT = 24
-HEADER_COMPRESSED = 27
 
 # The recordings damaged: one event, two, -a (tracepoints), deferred or not.
 FILES = [os.path.join(common.REAL, 'defer-st.data'),
          os.path.join(GUEST, 'mt-defer.data'),
          os.path.join(GUEST, 'two-defer.data'),
          os.path.join(GUEST, 'sys-defer.data')]
-
-
-class FeatFile:
-    """A perf.data file's header, feature bitmap and feature table."""
-
-    def __init__(self, path):
-        with open(path, 'rb') as f:
-            self.raw = f.read()
-        assert self.raw[:8] == b'PERFILE2'
-        (self.size, self.attr_size, self.attrs_off, self.attrs_size,
-         self.data_off, self.data_size) = struct.unpack_from('<6Q', self.raw, 8)
-        bitmap = int.from_bytes(self.raw[72:104], 'little')
-        self.bits = [b for b in range(256) if bitmap >> b & 1]
-        self.feat_off = self.data_off + self.data_size
-        self.sections = {b: struct.unpack_from('<QQ', self.raw, self.entry(i))
-                         for i, b in enumerate(self.bits)}
-
-    def entry(self, i):
-        """File offset of the table's i-th entry."""
-        return self.feat_off + 16 * i
-
-    def entry_of(self, feat):
-        return self.entry(self.bits.index(feat))
-
-    def with_bitmap(self, bits):
-        raw = bytearray(self.raw)
-        raw[72:104] = sum(1 << b for b in bits).to_bytes(32, 'little')
-        return bytes(raw)
-
-
-def patch(raw, off, fmt, *vals):
-    b = bytearray(raw)
-    struct.pack_into(fmt, b, off, *vals)
-    return bytes(b)
-
-
-def garbage_section(f, feat, seed=25):
-    """Section feat's bytes replaced by random bytes."""
-    off, size = f.sections[feat]
-    rnd = random.Random(seed)
-    return f.raw[:off] + bytes(rnd.randrange(256) for _ in range(size)) + f.raw[off + size:]
-
-
-def section_size(f, feat, size):
-    """Section feat's table entry says size bytes."""
-    return patch(f.raw, f.entry_of(feat) + 8, '<Q', size)
-
-
-def section_offset(f, feat, off):
-    """Section feat's table entry says it is at off."""
-    return patch(f.raw, f.entry_of(feat), '<Q', off)
-
-
-def section_u32(f, feat, at, val):
-    """The u32 at offset at of section feat set to val."""
-    return patch(f.raw, f.sections[feat][0] + at, '<I', val)
-
-
-def spurious_bit(f, feat):
-    """A bit set in the bitmap for a section the table does not have."""
-    assert feat not in f.bits
-    return f.with_bitmap(f.bits + [feat])
-
-
-def lost_bit(f, feat):
-    """A section of the table whose bit is cleared in the bitmap."""
-    return f.with_bitmap([b for b in f.bits if b != feat])
-
-
-def cut_in_table(f, entries):
-    """The file cut after entries entries of the feature table."""
-    return f.raw[:f.entry(entries)]
-
-
-def attr_damage(f):
-    """(name, damaged copy) for each kind of damage to the attrs section:
-    the header's attr_size, attrs offset and size, the first attr's size
-    field, its ids section's offset and size."""
-    raw, hdr = f.raw, f.attrs_off
-    sz = struct.unpack_from('<I', raw, hdr + 4)[0]
-    ids_off, ids_size = struct.unpack_from('<QQ', raw, hdr + sz)
-    yield 'attr_size+8', patch(raw, 16, '<Q', f.attr_size + 8)
-    yield 'attr_size=144', patch(raw, 16, '<Q', 144)
-    yield 'attr_size=0', patch(raw, 16, '<Q', 0)
-    yield 'attrs_off+8', patch(raw, 24, '<Q', f.attrs_off + 8)
-    yield 'attrs_off=0', patch(raw, 24, '<Q', 0)
-    yield 'attrs_size+attr', patch(raw, 32, '<Q', f.attrs_size + f.attr_size)
-    yield 'attrs_size=8', patch(raw, 32, '<Q', 8)
-    yield 'attr.size=0x1234', patch(raw, hdr + 4, '<I', 0x1234)
-    yield 'ids_off+8', patch(raw, hdr + sz, '<Q', ids_off + 8)
-    yield 'ids_off=2^40', patch(raw, hdr + sz, '<Q', 1 << 40)
-    yield 'ids_size=0', patch(raw, hdr + sz + 8, '<Q', 0)
-    yield 'ids_size=7', patch(raw, hdr + sz + 8, '<Q', 7)
-    yield 'ids_size=2^30', patch(raw, hdr + sz + 8, '<Q', 1 << 30)
 
 
 class Metadata(common.PerfTestCase):
