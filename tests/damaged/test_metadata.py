@@ -275,11 +275,8 @@ class Metadata(common.PerfTestCase):
         first sample no attr parses as it says (read as it comes, nothing
         read ahead before) has the file's check run on it and on the
         bytes read ahead after it (upstream and before: 0% of a
-        one-event pipe for most bits).  Not the dummy event of -a, which
-        has no samples: in a file its sample_id fields are checked against
-        the other attrs' (test_sample_type_of_sampleless_attr); a pipe has
-        no samples to tell a sampleless attr by before reading ahead,
-        which a healthy pipe must not wait for: not done."""
+        one-event pipe for most bits).  The dummy event of -a has no
+        samples: test_sample_id_of_sampleless_attr."""
         for src in FILES:
             raw, attrs = self.pipe(src)
             self.assertTrue(attrs, src)
@@ -345,6 +342,38 @@ class Metadata(common.PerfTestCase):
             self.check_samples(src, 'dummy.data', damage.sample_type_bit(f, 1, bit),
                                r'attr 1 \(\S+\) has no samples to check its sample_type',
                                'sample_types from samples')
+
+    def test_sample_id_of_sampleless_attr(self):
+        """The dummy event of -a, in a file and in a pipe: a sample_id bit
+        flipped in it, its records (the deferred callchains among them)
+        are read as they were, every sample stitched as in the intact
+        recording.  A pipe's attrs come before any sample, so the first
+        records are checked as they come: one that is the dummy's by its
+        id, does not parse with its sample_id fields and does with the
+        other attrs' (before: 983 of 983 deferred samples lost their user
+        stack, for each bit)."""
+        src = FILES[3]
+        fields = 'tid,time,event,ip,sym'
+        raw, attrs = self.pipe(src)
+        for mode, data, off in (('file', FeatFile(src).raw, damage.attrs(FeatFile(src))[1][0]),
+                                ('pipe', raw, attrs[1] + 8)):
+            typ, _, config, _, st = struct.unpack_from('<IIQQQ', data, off)
+            self.assertEqual((typ, config), (1, 9), 'attr 1 is not the dummy event')
+            want = common.run([PERF, 'script', '-i', self.write('orig.' + mode, data),
+                               '-F', fields]).stdout
+            self.assertIn('\n', want)
+            for bit in ('TID', 'TIME', 'ID', 'STREAM_ID', 'CPU', 'IDENTIFIER'):
+                name = '%s %s' % (mode, bit)
+                p = self.write('dummy.' + mode, patch(data, off + 24, '<Q', st ^
+                                                      (1 << damage.SAMPLE_TYPE_BITS[bit])))
+                r = common.run([PERF, 'script', '-i', p, '-F', fields], check=False)
+                self.assertEqual(r.returncode, 0, '%s: %s' % (name, r.stderr[-2000:]))
+                self.assertTrue(r.stdout == want, name)
+                self.assertRegex(r.stderr, r'attr 1 \(dummy\S*\) (has no samples to check|'
+                                 r'do not parse with) its sample_type', name)
+                self.assertNotIn('user stack lost', r.stderr, name)
+                self.assertGreaterEqual(
+                    self.damaged_stats(p)['sample_types from samples'], 1, name)
 
     def test_ids(self):
         """Several attrs, one ids section or all of them damaged (zeroed,

@@ -422,7 +422,10 @@ static bool reader_damage__pipe_bad_size(struct reader_damage *damage,
  * sample_type bit damaged) has the file's check run on it and on the
  * bytes after it, read ahead: the attrs that contradict their samples
  * take the layout they parse with, before this sample is framed
- * (reader_damage__pipe_bad_size() parses it) or delivered.
+ * (reader_damage__pipe_bad_size() parses it) or delivered.  The first
+ * records are checked as they come too, for the attr that has none of
+ * the samples: the dummy event of -a, whose records carry the tasks and
+ * their deferred callchains (perf_header__check_pipe_record()).
  */
 static void reader_damage__pipe_check_attrs(struct reader_damage *damage,
 					    struct perf_session *session,
@@ -434,8 +437,16 @@ static void reader_damage__pipe_check_attrs(struct reader_damage *damage,
 	u64 len = 0;
 	char *buf;
 
-	if (event->header.type != PERF_RECORD_SAMPLE || session->header.needs_swap ||
-	    damage->pipe_samples_checked >= PIPE_CHECK_SAMPLES)
+	if (session->header.needs_swap)
+		return;
+	if (event->header.type != PERF_RECORD_SAMPLE) {
+		if (damage->pipe_records_checked < PIPE_CHECK_SAMPLES) {
+			damage->pipe_records_checked++;
+			perf_header__check_pipe_record(session, event);
+		}
+		return;
+	}
+	if (damage->pipe_samples_checked >= PIPE_CHECK_SAMPLES)
 		return;
 	if (perf_header__sample_claimed(session->evlist, event)) {
 		damage->pipe_samples_checked++;

@@ -136,6 +136,11 @@ struct reader_damage {
 	 * their attrs as they came (reader_damage__read_pipe_event()).
 	 */
 	u32	pipe_samples_checked;
+	/**
+	 * @pipe_records_checked: A pipe's first records (but samples)
+	 * checked against the sampleless attrs as they came.
+	 */
+	u32	pipe_records_checked;
 	/** @nr_misaligned: Events copied because they were misaligned. */
 	u64	nr_misaligned;
 	/** @copies: Aligned copies of misaligned events, newest chunk first. */
