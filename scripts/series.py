@@ -27,14 +27,13 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import manifest  # noqa: E402  (scripts/manifest.py: reading series/manifest)
 import overlay  # noqa: E402  (scripts/overlay.py: one way to apply an item)
 
-MANIFEST = os.path.join('series', 'manifest')
+MANIFEST = manifest.MANIFEST
 # In PRISTINE or TREE but never part of the sources: made by our Makefile
 # or overlay.py, or by git.
 GENERATED = ('.stamp', 'PERF-VERSION-FILE', overlay.STATE, '.git')
-FIELDS = ('Subject', 'Message-From', 'Body', 'Fixes', 'Files', 'Split',
-          'Cover-Subject', 'Cover')
 
 
 def die(msg):
@@ -53,40 +52,11 @@ class Commit:
         self.split = ' '.join(fields.get('Split', '').split())
 
 
-def parse_stanzas(text):
-    """Debian control style: 'Field: value', continuation lines start
-    with a space, ' .' is an empty line, stanzas end at a blank line."""
-    stanzas, cur, field, start = [], {}, None, 0
-    for n, raw in enumerate(text.splitlines() + [''], 1):
-        if raw.startswith('#'):
-            continue
-        if not raw.strip():
-            if cur:
-                stanzas.append((cur, start))
-            cur, field = {}, None
-            continue
-        if raw[0] in ' \t':
-            if field is None:
-                die('%s:%d: continuation line outside a field' % (MANIFEST, n))
-            line = raw.strip()
-            cur[field] += '\n' + ('' if line == '.' else line)
-            continue
-        m = re.match(r'([A-Za-z-]+):\s*(.*)$', raw)
-        if not m or m.group(1) not in FIELDS:
-            die('%s:%d: not a field of the manifest: %s' % (MANIFEST, n, raw))
-        if not cur:
-            start = n
-        field = m.group(1)
-        if field in cur:
-            die('%s:%d: %s given twice' % (MANIFEST, n, field))
-        cur[field] = m.group(2)
-    return stanzas
-
-
 def load(top):
-    path = os.path.join(top, MANIFEST)
-    with open(path) as f:
-        stanzas = parse_stanzas(f.read())
+    try:
+        stanzas = manifest.read(top)
+    except manifest.ManifestError as e:
+        die(str(e))
     if not stanzas or 'Cover-Subject' not in stanzas[0][0]:
         die('%s: the first stanza must be the cover letter (Cover-Subject, Cover)' % MANIFEST)
     cover = stanzas[0][0]
@@ -174,9 +144,10 @@ def order_problems(pristine, top, commits):
         by_name.setdefault(os.path.basename(f), []).append(f)
     bad = []
     with tempfile.TemporaryDirectory() as tmp:
+        stack = overlay.Stack(pristine, top, tmp)
         for i, c in enumerate(commits):
             for rel in c.files:
-                target, content = overlay.produce(pristine, top, rel, os.path.join(tmp, str(i)))
+                target, content = stack.add(rel)
                 with open(content, 'rb') as f:
                     text = f.read().decode('utf-8', 'replace')
                 for inc in INCLUDE.findall(text):
@@ -259,6 +230,7 @@ def make_repo(pristine, top, repo, env, commits):
         stream.append(b'data %d\n' % len(b) + b + b'\n')
 
     with tempfile.TemporaryDirectory() as tmp:
+        stack = overlay.Stack(pristine, top, tmp)
         for i, c in enumerate(commits):
             stream.append(('commit refs/heads/series\nauthor %s\ncommitter %s\n'
                            % (stamp, stamp)).encode())
@@ -266,7 +238,7 @@ def make_repo(pristine, top, repo, env, commits):
             if i == 0:
                 stream.append(b'from %s\n' % head.encode())
             for rel in c.files:
-                target, content = overlay.produce(pristine, top, rel, os.path.join(tmp, str(i)))
+                target, content = stack.add(rel)
                 orig = os.path.join(pristine, target)
                 mode = os.stat(orig if os.path.exists(orig) else content).st_mode
                 stream.append(b'M %s inline %s\n' % (b'100755' if mode & 0o111 else b'100644',
@@ -332,7 +304,10 @@ def checkpatch(pristine, patches):
     """{patch: [finding lines]} of checkpatch --strict, run as tests/style
     runs it (--no-tree, no sign-off: the submitter adds it)."""
     cp = os.path.abspath(os.path.join(pristine, 'scripts', 'checkpatch.pl'))
-    env = dict(os.environ, GIT_DIR=os.devnull)
+    # No Linux history here: a GIT_DIR that does not exist makes checkpatch
+    # check a Fixes: tag's form only, not look its commit up (in
+    # /dev/null, say, git would fail and every tag would look bad).
+    env = dict(os.environ, GIT_DIR=os.path.join(os.path.dirname(patches[0]), 'no-linux-history'))
     out = {}
     for p in patches[1:]:
         r = subprocess.run(['perl', cp, '--strict', '--no-tree', '--no-signoff', '--no-summary',
@@ -383,8 +358,8 @@ def cmd_build(pristine, tree, top, out):
         print('series: %d commit messages name what upstream does not have (to reword):' % len(named))
         for i, refs in named:
             print('  %02d %s' % (i, ', '.join(refs)))
-    paths = sorted(f[:-len('.patch')] if f.endswith('.patch') else f
-                   for c in commits for f in c.files)
+    paths = sorted(set(overlay.target_of(f) if f.endswith('.patch') else f
+                       for c in commits for f in c.files))
     diff = verify(repo, patches, tree, env, paths)
     if diff:
         print(diff, end='')

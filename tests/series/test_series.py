@@ -46,6 +46,66 @@ class Manifest(unittest.TestCase):
         _, commits = series.load(TOP)
         self.assertEqual(series.order_problems(PRISTINE, TOP, commits), [])
 
+    def test_layers_apply_in_series_order(self):
+        # An upstream file's change split in two layers (overlay.py
+        # split), the new one placed before the rest in the manifest:
+        # the same tree as before, and each layer a commit of its own.
+        need(os.path.join(PRISTINE, '.stamp'))
+        tmp = tempfile.mkdtemp(prefix='series-')
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        top = os.path.join(tmp, 'top')
+        shutil.copytree(os.path.join(TOP, 'series'), os.path.join(top, 'series'))
+        shutil.copytree(os.path.join(TOP, 'tools'), os.path.join(top, 'tools'))
+        item = 'tools/perf/util/data.c.patch'
+        overlay = os.path.join(TOP, 'scripts', 'overlay.py')
+        run([overlay, 'split', PRISTINE, TREE, top, item, 'test-layer', '1', '2'])
+        layer = 'tools/perf/util/data.c@test-layer.patch'
+        with open(os.path.join(top, layer)) as f:
+            self.assertIn('+static bool perf_data__has_dir_files', f.read())
+        with open(os.path.join(top, item)) as f:
+            self.assertNotIn('+static bool perf_data__has_dir_files', f.read())
+        path = os.path.join(top, series.MANIFEST)
+        with open(path) as f:
+            text = f.read()
+        stanza = 'Message-From: %s\nFiles: %s\n' % (item, item)
+        self.assertIn(stanza, text)
+        with open(path, 'w') as f:
+            f.write(text.replace(stanza, 'Message-From: %s\nFiles: %s\n\n%s'
+                                 % (layer, layer, stanza)))
+        _, commits = series.load(top)
+        self.assertEqual(series.coverage(top, commits), [])
+        tree = os.path.join(tmp, 'tree')
+        run([overlay, 'apply', PRISTINE, tree, top])
+        with open(os.path.join(tree, 'tools/perf/util/data.c'), 'rb') as a, \
+             open(os.path.join(TREE, 'tools/perf/util/data.c'), 'rb') as b:
+            self.assertEqual(a.read(), b.read())
+
+    def test_a_layer_that_does_not_apply_is_named(self):
+        need(os.path.join(PRISTINE, '.stamp'))
+        tmp = tempfile.mkdtemp(prefix='series-')
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        top = os.path.join(tmp, 'top')
+        shutil.copytree(os.path.join(TOP, 'series'), os.path.join(top, 'series'))
+        shutil.copytree(os.path.join(TOP, 'tools'), os.path.join(top, 'tools'))
+        item = 'tools/perf/util/zstd.c.patch'
+        layer = 'tools/perf/util/zstd.c@bogus.patch'
+        with open(os.path.join(top, layer), 'w') as f:
+            f.write('perf zstd: a layer made for an older zstd.c\n---\n'
+                    '--- a/tools/perf/util/zstd.c\n+++ b/tools/perf/util/zstd.c\n'
+                    '@@ -1,2 +1,2 @@\n-no such line\n+a new line\n no such context\n')
+        path = os.path.join(top, series.MANIFEST)
+        with open(path) as f:
+            text = f.read()
+        stanza = 'Message-From: %s\nFiles: %s\n' % (item, item)
+        with open(path, 'w') as f:
+            f.write(text.replace(stanza, '%s\nMessage-From: %s\nFiles: %s\n'
+                                 % (stanza, layer, layer), 1))
+        r = run([os.path.join(TOP, 'scripts', 'overlay.py'), 'apply', PRISTINE,
+                 os.path.join(tmp, 'tree'), top], check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('%s does not apply to what %s leaves of tools/perf/util/zstd.c'
+                      % (layer, item), r.stdout + r.stderr)
+
     def test_subjects_in_perf_style(self):
         _, commits = series.load(TOP)
         for c in commits:
