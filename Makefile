@@ -13,6 +13,7 @@
 #   make fuzz      libFuzzer targets (clang 14): see fuzz/README.md
 #   make deb       a Debian package of ours, in build/deb (lintian-checked)
 #   make series    the overlay as a patch series for upstream, in build/series
+#   make series-check  each commit of the series built (WERROR=1) and tested
 #
 # LINUX_SRC=<linux 7.2 tree> uses that tree instead of Debian's
 # linux-source-7.2 package.
@@ -53,7 +54,7 @@ endif
 OUT_UP		:= $(B)/out-upstream
 
 .PHONY: all setup deps sources tree perf perf-upstream install check demo patches \
-	patches-status refresh-patches reset clean distclean checkpatch fuzz fuzz-run deb series
+	patches-status refresh-patches reset clean distclean checkpatch fuzz fuzz-run deb series series-check
 
 all: perf perf-upstream
 
@@ -184,6 +185,12 @@ deb: tree $(TEMPLATE)
 # $(TREE), and run through checkpatch --strict (build/series/checkpatch.log).
 series: tree
 	scripts/series.py build $(PRISTINE) $(TREE) . $(B)/series
+
+# Each commit of the series built on its own (WERROR=1, incremental, in
+# build/series-obj) and its perf test suites run: build/series/builds.log.
+series-check: series
+	rm -f $(B)/series/builds.log
+	scripts/series.py builds $(PRISTINE) $(B)/series
 
 patches:
 	scripts/overlay.py patches $(PRISTINE) $(TREE) .

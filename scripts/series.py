@@ -11,6 +11,12 @@
       does; git format-patch --cover-letter into OUT; then git am of
       OUT/*.patch onto PRISTINE in a fresh worktree must end at exactly
       TREE (diff -r); checkpatch --strict on each patch, counted.
+  series.py builds PRISTINE OUT [FIRST [LAST]]
+      after build: each commit of OUT.git checked out in turn (git
+      touches only what it changes) and perf built with WERROR=1 in one
+      object directory, so each build is incremental; where perf test
+      has this series' suites, they run; a line per commit in
+      OUT/builds.log, nonzero exit when one fails.
 
 The overlay stays the one source of truth (CONTRIBUTING.md): the
 manifest only says which commit carries each of its items, in which
@@ -304,14 +310,19 @@ def checkpatch(pristine, patches):
     """{patch: [finding lines]} of checkpatch --strict, run as tests/style
     runs it (--no-tree, no sign-off: the submitter adds it)."""
     cp = os.path.abspath(os.path.join(pristine, 'scripts', 'checkpatch.pl'))
-    # No Linux history here: a GIT_DIR that does not exist makes checkpatch
-    # check a Fixes: tag's form only, not look its commit up (in
-    # /dev/null, say, git would fail and every tag would look bad).
-    env = dict(os.environ, GIT_DIR=os.path.join(os.path.dirname(patches[0]), 'no-linux-history'))
+    # The Fixes: tags name commits of the Linux history: checkpatch looks
+    # them up in SERIES_LINUX_GIT (a Linux repository's .git) when given.
+    # Without one it can check their form only (a GIT_DIR that does not
+    # exist; in /dev/null git would fail and every tag look malformed),
+    # and every id would be "unknown": that check is left out.
+    linux_git = os.environ.get('SERIES_LINUX_GIT')
+    env = dict(os.environ, GIT_DIR=linux_git or
+               os.path.join(os.path.dirname(patches[0]), 'no-linux-history'))
+    ignore = [] if linux_git else ['--ignore', 'UNKNOWN_COMMIT_ID']
     out = {}
     for p in patches[1:]:
         r = subprocess.run(['perl', cp, '--strict', '--no-tree', '--no-signoff', '--no-summary',
-                            '--terse', '--show-types', p], stdout=subprocess.PIPE,
+                            '--terse', '--show-types'] + ignore + [p], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, env=env,
                            cwd=os.path.dirname(p))  # its camelcase cache goes there
         if r.returncode not in (0, 1):  # 1: findings; anything else: it did not run
@@ -379,7 +390,75 @@ def cmd_build(pristine, tree, top, out):
         print('series: checkpatch --strict: %d errors, %d warnings, %d checks; %d of %d patches clean'
               ' (%s)' % (counts.get('ERROR', 0), counts.get('WARNING', 0), counts.get('CHECK', 0),
                          clean, len(found), os.path.join(out, 'checkpatch.log')))
+        if not os.environ.get('SERIES_LINUX_GIT'):
+            print('series: Fixes: ids not looked up (no SERIES_LINUX_GIT, a Linux .git)')
     print('series: done in %.1fs' % (time.monotonic() - t0))
+
+
+# perf test suites of this series, run at each commit that has them.
+SUITES = ('Deferred callchains', 'SFrame')
+
+
+def cmd_builds(pristine, out, first=1, last=None):
+    """Build every commit (or FIRST..LAST, counted from 1) on its own."""
+    out = os.path.abspath(out)
+    repo = out.rstrip('/') + '.git'
+    if not os.path.isdir(repo):
+        die('%s: run "make series" first' % repo)
+    env = identity('.')
+    commits = git(repo, 'rev-list', '--reverse', 'pristine..series', env=env).split()
+    last = len(commits) if last is None else last
+    # A plain directory and an index of its own, not a worktree of
+    # OUT.git, which make series makes anew: the checkout stays, and git
+    # rewrites only the files a commit changes (same contents, same ids).
+    wt, obj = out + '-build', out + '-obj'
+    os.makedirs(wt, exist_ok=True)
+    os.makedirs(obj, exist_ok=True)
+    co = dict(env, GIT_DIR=repo, GIT_WORK_TREE=wt, GIT_INDEX_FILE=wt + '.index')
+    jobs = str(os.cpu_count() or 1)
+    failed = 0
+    with open(os.path.join(out, 'builds.log'), 'a') as log:
+        for n in range(first, last + 1):
+            c = commits[n - 1]
+            subject = git(repo, 'log', '-1', '--format=%s', c, env=env).strip()
+            r = subprocess.run(['git', 'checkout', '-q', '-f', '--detach', c], cwd=wt, env=co,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if r.returncode:
+                die('checkout of %s in %s failed:\n%s' % (c, wt, r.stdout[-2000:]))
+            # As the Makefile's: no version from git describe, which
+            # would change, and rebuild, at every commit.
+            with open(os.path.join(wt, 'tools/perf/PERF-VERSION-FILE'), 'w') as f:
+                f.write('#define PERF_VERSION "7.2.13+series"\n')
+            t0 = time.monotonic()
+            r = subprocess.run(['make', '-C', os.path.join(wt, 'tools/perf'), 'O=' + obj,
+                                'PYTHON=/usr/bin/python3', 'NO_RUST=1', 'WERROR=1',
+                                '-j' + jobs, 'perf'],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            t_build = time.monotonic() - t0
+            result = 'built' if r.returncode == 0 else 'BUILD FAILED'
+            if r.returncode:
+                failed += 1
+                with open(os.path.join(out, 'build-%02d.log' % n), 'w') as f:
+                    f.write(r.stdout)
+            else:
+                t = subprocess.run([os.path.join(obj, 'perf'), 'test', '-F'] + list(SUITES),
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                ran = len(re.findall(r': (Ok|Skip|FAILED!)', t.stdout))
+                bad = len(re.findall(r'FAILED!', t.stdout))
+                if bad or t.returncode:
+                    failed += 1
+                    result = 'TESTS FAILED'
+                    with open(os.path.join(out, 'test-%02d.log' % n), 'w') as f:
+                        f.write(t.stdout)
+                elif ran:
+                    result += ', %d perf test cases passed' % ran
+            line = '%02d %-40s %4.0fs %s' % (n, result, t_build, subject)
+            print(line, flush=True)
+            log.write(line + '\n')
+            log.flush()
+    print('series: %d of %d commits failed' % (failed, last - first + 1))
+    if failed:
+        sys.exit(1)
 
 
 def main():
@@ -388,6 +467,8 @@ def main():
         cmd_check(a[1])
     elif a[:1] == ['build'] and len(a) == 5:
         cmd_build(*a[1:])
+    elif a[:1] == ['builds'] and 3 <= len(a) <= 5:
+        cmd_builds(a[1], a[2], *[int(x) for x in a[3:]])
     else:
         die(__doc__)
 
