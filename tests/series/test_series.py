@@ -80,6 +80,36 @@ class Manifest(unittest.TestCase):
              open(os.path.join(TREE, 'tools/perf/util/data.c'), 'rb') as b:
             self.assertEqual(a.read(), b.read())
 
+    def test_an_edit_goes_to_the_last_layer(self):
+        # make patches: data.c has two layers (data.c@kcore-dir.patch,
+        # then data.c.patch); a hand edit lands in the last one, the
+        # earlier one is untouched, and the tree applies as edited.
+        need(os.path.join(PRISTINE, '.stamp'))
+        tmp = tempfile.mkdtemp(prefix='series-')
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        top = os.path.join(tmp, 'top')
+        shutil.copytree(os.path.join(TOP, 'series'), os.path.join(top, 'series'))
+        shutil.copytree(os.path.join(TOP, 'tools'), os.path.join(top, 'tools'))
+        first = os.path.join(top, 'tools/perf/util/data.c@kcore-dir.patch')
+        last = os.path.join(top, 'tools/perf/util/data.c.patch')
+        with open(first, 'rb') as f:
+            before = f.read()
+        overlay = os.path.join(TOP, 'scripts', 'overlay.py')
+        tree = os.path.join(tmp, 'tree')
+        run([overlay, 'apply', PRISTINE, tree, top])
+        with open(os.path.join(tree, 'tools/perf/util/data.c'), 'a') as f:
+            f.write('/* a hand edit */\n')
+        r = run([overlay, 'patches', PRISTINE, tree, top])
+        self.assertIn('tools/perf/util/data.c.patch', r.stdout)
+        with open(first, 'rb') as f:
+            self.assertEqual(f.read(), before)
+        with open(last) as f:
+            self.assertIn('+/* a hand edit */', f.read())
+        tree2 = os.path.join(tmp, 'tree2')
+        run([overlay, 'apply', PRISTINE, tree2, top])
+        with open(os.path.join(tree2, 'tools/perf/util/data.c')) as f:
+            self.assertTrue(f.read().endswith('/* a hand edit */\n'))
+
     def test_a_layer_that_does_not_apply_is_named(self):
         need(os.path.join(PRISTINE, '.stamp'))
         tmp = tempfile.mkdtemp(prefix='series-')
