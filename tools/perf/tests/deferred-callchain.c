@@ -248,8 +248,10 @@ static int task_event(struct fixture *f, u32 type, u32 tid, u64 time)
 	u64 *p;
 
 	memset(f->buf, 0, sizeof(f->buf));
-	event->fork.pid = event->fork.tid = tid;
-	event->fork.ppid = event->fork.ptid = 1;
+	event->fork.pid = tid;
+	event->fork.tid = tid;
+	event->fork.ppid = 1;
+	event->fork.ptid = 1;
 	event->fork.time = time;
 	p = (u64 *)((u8 *)f->buf + sizeof(struct perf_record_fork));
 	*p++ = ((u64)tid << 32) | tid;

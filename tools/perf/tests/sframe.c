@@ -63,7 +63,8 @@ static int check_rows(const struct sframe_section *sec)
 
 	TEST_ASSERT_VAL("row 2", !sframe_section__find_fre(sec, 0x101d, &fre));
 	TEST_ASSERT_VAL("row 2 FP based", fre.cfa.reg == sframe_abi__find(sec->abi)->fp);
-	TEST_ASSERT_VAL("past the function", sframe_section__find_fre(sec, 0x1020, &fre) == -ENOENT);
+	TEST_ASSERT_VAL("past the function",
+			sframe_section__find_fre(sec, 0x1020, &fre) == -ENOENT);
 	TEST_ASSERT_VAL("before the first", sframe_section__find_fre(sec, 0xfff, &fre) == -ENOENT);
 
 	/* PCMASK: the offset inside each 16-byte block picks the row. */
@@ -310,7 +311,7 @@ static int test__sframe_functions(struct test_suite *test __maybe_unused,
 			buf[FRES3 + 2] |= 0x80;
 		TEST_ASSERT_VAL("decode", !sframe_section__decode(&sec, buf, size, SEC_ADDR));
 		why = sframe_section__check_functions(&sec, funcs, ARRAY_SIZE(funcs),
-					      &fde, &func);
+						      &fde, &func);
 		pr_debug("FDE 0 moved by %d: %s\n", cases[i].move, why ?: "ok");
 		sframe_section__exit(&sec);
 		if (!cases[i].why) {
@@ -353,7 +354,7 @@ static int test__sframe_unwind(struct test_suite *test __maybe_unused,
 	const struct sframe_abi *abi = sframe_abi__find(SFRAME_ABI_AMD64_ENDIAN_LITTLE);
 
 	TEST_ASSERT_VAL("decode", !sframe_section__decode(&sec, buf,
-			build(buf, 3, true, abi->id), SEC_ADDR));
+							  build(buf, 3, true, abi->id), SEC_ADDR));
 	/* F0 row 1 (CFA sp+16), then F0 row 2 (CFA fp+16), then F2. */
 	put64(mem, 0x7000, 0x7000, 0x7020);
 	put64(mem, 0x7000, 0x7008, 0x1015);
@@ -675,7 +676,8 @@ static int test__sframe_unwind_aarch64_sample(struct test_suite *test __maybe_un
 	}
 
 	perf_sample__init(&sample, /*all=*/true);
-	sample.pid = sample.tid = 10;
+	sample.pid = 10;
+	sample.tid = 10;
 	sample.user_regs = &regs;
 	sample.user_stack.data = (char *)data;
 	sample.user_stack.size = sizeof(data);
@@ -691,7 +693,7 @@ static int test__sframe_unwind_aarch64_sample(struct test_suite *test __maybe_un
 
 	/* The unwind style sframe-only, as perf report --unwind-style. */
 	n = unwind_sframe__get_entries(a64_collect, &got, thread, &sample, 8,
-				/*best_effort=*/false, /*hybrid=*/false, /*last=*/true);
+				       /*best_effort=*/false, /*hybrid=*/false, /*last=*/true);
 	if (callchain_param.order == ORDER_CALLER) {
 		for (i = 0; i < got.nr / 2; i++) {
 			u64 t = got.ips[i];

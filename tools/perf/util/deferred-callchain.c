@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/bits.h>
 #include <linux/err.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
@@ -69,10 +70,10 @@ enum dc_flush {
 };
 
 /* Why waiting samples left the reorder queue: the knob the warning names. */
-#define DC_LATE_MEMORY	(1U << 0)	/* call-graph.defer-memory */
-#define DC_LATE_QUEUE	(1U << 1)	/* call-graph.defer-queue */
-#define DC_LATE_WINDOW	(1U << 2)	/* call-graph.defer-window */
-#define DC_LATE_FORK	(1U << 3)	/* a FORK reused a held tid */
+#define DC_LATE_MEMORY	BIT(0)		/* call-graph.defer-memory */
+#define DC_LATE_QUEUE	BIT(1)		/* call-graph.defer-queue */
+#define DC_LATE_WINDOW	BIT(2)		/* call-graph.defer-window */
+#define DC_LATE_FORK	BIT(3)		/* a FORK reused a held tid */
 
 struct dc_task {
 	struct list_head	pending;	/* dc_entry.task_node, oldest first */
@@ -164,7 +165,7 @@ struct deferred_callchain {
 	struct list_head		queue;		/* held for order, oldest first */
 	struct list_head		waiting;	/* DC_WAITING, oldest first */
 	struct list_head		recent;		/* tasks with ->recs, oldest first */
-	struct list_head		exits;		/* exited tasks still waiting, oldest first */
+	struct list_head		exits;		/* exited tasks that wait, oldest first */
 	u64				nr_queued;
 	u64				nr_waiting;
 	u64				waiting_bytes;	/* of the DC_WAITING entries */
@@ -1167,7 +1168,8 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 				   dc->config.max_pending);
 			dc->warned_cap = true;
 		} else if (!dc->warned_cap) {
-			pr_warning("WARNING: samples waiting for deferred callchains take more than %" PRIu64 " MiB: releasing the oldest without user frames (call-graph.defer-memory)\n",
+			pr_warning("WARNING: samples waiting for deferred callchains take more than %"
+				   PRIu64 " MiB: releasing the oldest without user frames (call-graph.defer-memory)\n",
 				   dc->config.max_pending_bytes >> 20);
 			dc->warned_cap = true;
 		}
@@ -1397,7 +1399,8 @@ const char *deferred_callchain_stats__warning(const struct deferred_callchain_st
 	if (!s->samples || bad * 100 < s->samples)
 		return NULL;
 	scnprintf(buf, size,
-		  "%" PRIu64 " of %" PRIu64 " deferred samples (%.1f%%) got no user callchain record: %" PRIu64 " fell back to frame pointers, %" PRIu64 " to SFrame, %" PRIu64 " lost their user stack",
+		  "%" PRIu64 " of %" PRIu64 " deferred samples (%.1f%%) got no user callchain record: %"
+		  PRIu64 " fell back to frame pointers, %" PRIu64 " to SFrame, %" PRIu64 " lost their user stack",
 		  bad, s->samples, 100.0 * bad / s->samples, s->fallback_fp,
 		  s->fallback_sframe, s->lost);
 	return buf;

@@ -150,7 +150,7 @@ static void range_set__finish(struct libdw_range_set *set)
  * ends says an earlier range may still contain it.
  */
 static void range_set__visit_at(struct libdw_range_set *set, Dwarf_Addr addr,
-				   void (*fn)(u32 die, void *arg), void *arg)
+				void (*fn)(u32 die, void *arg), void *arg)
 {
 	size_t lo = 0, hi = set->nr;
 

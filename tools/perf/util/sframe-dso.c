@@ -231,7 +231,7 @@ int dso__sframe_elf_functions(Elf *elf, struct sframe_func **funcs)
 }
 
 int dso__sframe_check_elf_functions(const struct sframe_section *sec, Elf *elf,
-				char *why, size_t size)
+				    char *why, size_t size)
 {
 	struct sframe_func *funcs;
 	const char *err;
@@ -511,7 +511,7 @@ static int cfi_rule(Dwarf_Frame *frame, int reg, struct sframe_rule *r)
 }
 
 static int dso__sframe_cfi_lookup(struct sframe_dso *sd, const struct sframe_abi *abi,
-			       u64 vaddr, struct sframe_fre *fre)
+				  u64 vaddr, struct sframe_fre *fre)
 {
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr start, end;
@@ -582,7 +582,7 @@ struct sframe_cfi_row {
 };
 
 int dso__sframe_cfi_row(struct dso *dso, const struct sframe_abi *abi, u64 vaddr,
-		 struct sframe_fre *fre)
+			struct sframe_fre *fre)
 {
 	struct sframe_dso *sd = dso__sframe_get(dso);
 	struct sframe_cfi_row *row;
@@ -604,7 +604,7 @@ int dso__sframe_cfi_row(struct dso *dso, const struct sframe_abi *abi, u64 vaddr
 }
 #else
 int dso__sframe_cfi_row(struct dso *dso __maybe_unused,
-		 const struct sframe_abi *abi __maybe_unused,
+			const struct sframe_abi *abi __maybe_unused,
 		 u64 vaddr __maybe_unused, struct sframe_fre *fre __maybe_unused)
 {
 	return -ENOENT;

@@ -54,7 +54,7 @@ static bool reg_value(const struct sframe_abi *abi,
  * signal frame at the trampoline's SP, where the ABI's row says.
  */
 static enum sframe_stop sframe_walk__step_signal(const struct sframe_abi *abi,
-					    const struct sframe_stack *stack,
+						 const struct sframe_stack *stack,
 					    const struct sframe_frame *cur,
 					    struct sframe_frame *next)
 {
@@ -74,7 +74,7 @@ static enum sframe_stop sframe_walk__step_signal(const struct sframe_abi *abi,
 /* Inlined: called twice a frame, the walk's hot path. */
 static __always_inline enum sframe_stop
 sframe_walk__recover(const struct sframe_abi *abi, const struct sframe_stack *stack,
-		const struct sframe_frame *cur, u64 cfa,
+		     const struct sframe_frame *cur, u64 cfa,
 		const struct sframe_rule *r, u64 *val)
 {
 	switch (r->kind) {
@@ -106,7 +106,7 @@ sframe_walk__recover(const struct sframe_abi *abi, const struct sframe_stack *st
  */
 static __always_inline enum sframe_stop
 sframe_walk__step(const struct sframe_abi *abi, const struct sframe_stack *stack,
-	     const struct sframe_fre *fre, const struct sframe_frame *cur,
+		  const struct sframe_fre *fre, const struct sframe_frame *cur,
 	     struct sframe_frame *next)
 {
 	enum sframe_stop ret;

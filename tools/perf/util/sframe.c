@@ -229,7 +229,7 @@ static s64 cfa_offset(const struct sframe_abi *abi, s32 word)
 
 /* Check every FRE of @fde lies inside the FRE sub-section and is sane. */
 static const char *sframe_section__check_fres(const struct sframe_section *sec,
-				      const struct sframe_fde *fde, u64 *end)
+					      const struct sframe_fde *fde, u64 *end)
 {
 	const struct sframe_abi *abi = sec->abi_row;
 	unsigned int asz = fre_addr_size(fde->fre_type);
@@ -370,7 +370,7 @@ static void sframe_section__read_header(const u8 *d, bool swap, struct sframe_he
  * lie in the section.  Sets the FDE size of the version in @fde_size.
  */
 static const char *sframe_section__check_header(const struct sframe_section *sec,
-					const struct sframe_header *h,
+						const struct sframe_header *h,
 					u64 *fde_size)
 {
 	u64 hdr_size = SFRAME_HDR_SIZE + h->auxhdr_len;
@@ -439,7 +439,7 @@ static const char *sframe_section__check_header(const struct sframe_section *sec
  * sframe_section__check_fres()).  @total_fres counts the FREs so far.
  */
 static const char *sframe_section__read_fde(struct sframe_section *sec, u32 i, u64 pos,
-				    u64 *total_fres)
+					    u64 *total_fres)
 {
 	struct sframe_fde *fde = &sec->fdes[i];
 	const u8 *f = sec->data + pos;
@@ -533,7 +533,7 @@ static const char *sframe_section__read_fde(struct sframe_section *sec, u32 i, u
  * then the FREs of all FDEs together (sframe_section__check_spans()).
  */
 int sframe_section__decode(struct sframe_section *sec, const void *data, size_t size,
-		   u64 addr)
+			   u64 addr)
 {
 	struct sframe_header h;
 	u64 fde_size, total_fres = 0;
@@ -600,7 +600,7 @@ void sframe_section__exit(struct sframe_section *sec)
 }
 
 const struct sframe_fde *sframe_section__find_fde(const struct sframe_section *sec,
-					  u64 pc)
+						  u64 pc)
 {
 	u32 lo = 0, hi = sec->nr_fdes;
 
@@ -645,7 +645,7 @@ static void sframe_section__flex_rule(struct sframe_rule *r, u32 ctl, s32 off)
 		sframe_section__set_rule(r, SFRAME_RULE_CFA, 0, off);
 	else
 		sframe_section__set_rule(r, deref ? SFRAME_RULE_REG_DEREF : SFRAME_RULE_REG,
-				 reg, off);
+					 reg, off);
 }
 
 static u32 fre_uword(const u8 *w, unsigned int size, unsigned int i, bool swap)
@@ -665,7 +665,7 @@ static u32 fre_uword(const u8 *w, unsigned int size, unsigned int i, bool swap)
  * says so an odd word naming the register that holds it.
  */
 static void sframe_section__word_rule(const struct sframe_section *sec,
-			      const struct sframe_abi *abi,
+				      const struct sframe_abi *abi,
 			      struct sframe_rule *r, s32 v)
 {
 	if (abi->v2_regs && sec->version == SFRAME_VERSION_2 && (v & 1))
@@ -676,7 +676,7 @@ static void sframe_section__word_rule(const struct sframe_section *sec,
 
 /* The RA rule no data word gives: the header's fixed offset, or its register. */
 static void sframe_section__default_ra(const struct sframe_section *sec,
-			       const struct sframe_abi *abi,
+				       const struct sframe_abi *abi,
 			       struct sframe_fre *fre)
 {
 	if (sec->fixed_ra) {
@@ -688,7 +688,7 @@ static void sframe_section__default_ra(const struct sframe_section *sec,
 }
 
 static void sframe_section__interpret(const struct sframe_section *sec,
-			      const struct sframe_fde *fde, u8 info,
+				      const struct sframe_fde *fde, u8 info,
 			      const u8 *w, struct sframe_fre *fre)
 {
 	unsigned int n = fre_word_count(info), sz = fre_word_size(info);
@@ -701,7 +701,8 @@ static void sframe_section__interpret(const struct sframe_section *sec,
 	fre->cfi = false;
 	fre->ra_mangled = info >> 7;
 	fre->signal = fde->signal;
-	fre->ra_fixed = fre->fp_fixed = false;
+	fre->ra_fixed = false;
+	fre->fp_fixed = false;
 	sframe_section__set_rule(&fre->fp, SFRAME_RULE_SAME, 0, 0);
 
 	/* No data words at all: the RA is undefined, the outermost frame. */
@@ -720,8 +721,9 @@ static void sframe_section__interpret(const struct sframe_section *sec,
 			fre->cfa.kind = SFRAME_RULE_UNDEFINED;
 		/* RA: a zero control word is padding, the ABI default holds. */
 		if (n > i && fre_uword(w, sz, i, sec->swap)) {
-			sframe_section__flex_rule(&fre->ra, fre_uword(w, sz, i, sec->swap),
-					  n > i + 1 ? fre_word(w, sz, i + 1, sec->swap) : 0);
+			s32 off = n > i + 1 ? fre_word(w, sz, i + 1, sec->swap) : 0;
+
+			sframe_section__flex_rule(&fre->ra, fre_uword(w, sz, i, sec->swap), off);
 			i += 2;
 		} else {
 			sframe_section__default_ra(sec, abi, fre);
@@ -729,13 +731,13 @@ static void sframe_section__interpret(const struct sframe_section *sec,
 		}
 		if (n > i + 1)
 			sframe_section__flex_rule(&fre->fp, fre_uword(w, sz, i, sec->swap),
-					  fre_word(w, sz, i + 1, sec->swap));
+						  fre_word(w, sz, i + 1, sec->swap));
 		return;
 	}
 
 	cfa_off = cfa_offset(abi, fre_word(w, sz, 0, sec->swap));
 	sframe_section__set_rule(&fre->cfa, SFRAME_RULE_REG, sp_based ? abi->sp : abi->fp,
-			 cfa_off);
+				 cfa_off);
 
 	/* Then the RA's word, where the ABI has one, and the FP's. */
 	i = 1;
@@ -760,7 +762,7 @@ static void sframe_section__interpret(const struct sframe_section *sec,
  * or before @pc_off when @want is -1.  Decoding already checked the sizes.
  */
 static int sframe_section__walk_fres(const struct sframe_section *sec,
-			     const struct sframe_fde *fde, s64 want,
+				     const struct sframe_fde *fde, s64 want,
 			     u64 pc_off, struct sframe_fre *fre)
 {
 	unsigned int asz = fre_addr_size(fde->fre_type);
@@ -806,7 +808,7 @@ static int sframe_section__walk_fres(const struct sframe_section *sec,
 }
 
 int sframe_section__find_fre(const struct sframe_section *sec, u64 pc,
-		     struct sframe_fre *fre)
+			     struct sframe_fre *fre)
 {
 	const struct sframe_fde *fde = sframe_section__find_fde(sec, pc);
 	u64 off;
@@ -820,7 +822,7 @@ int sframe_section__find_fre(const struct sframe_section *sec, u64 pc,
 }
 
 int sframe_section__get_fre(const struct sframe_section *sec, u32 fde_idx,
-		    u32 fre_idx, struct sframe_fre *fre)
+			    u32 fre_idx, struct sframe_fre *fre)
 {
 	if (fde_idx >= sec->nr_fdes)
 		return -ENOENT;
@@ -829,7 +831,7 @@ int sframe_section__get_fre(const struct sframe_section *sec, u32 fde_idx,
 
 /* The first of @funcs starting after @addr. */
 static size_t sframe_section__func_after(const struct sframe_func *funcs, size_t nr,
-				 u64 addr)
+					 u64 addr)
 {
 	size_t lo = 0, hi = nr;
 
@@ -845,7 +847,7 @@ static size_t sframe_section__func_after(const struct sframe_func *funcs, size_t
 }
 
 const char *sframe_section__check_functions(const struct sframe_section *sec,
-				    const struct sframe_func *funcs, size_t nr,
+					    const struct sframe_func *funcs, size_t nr,
 				    u32 *fde_idx, size_t *func_idx)
 {
 	for (u32 i = 0; i < sec->nr_fdes; i++) {

@@ -198,7 +198,7 @@ bool unwind_sframe__style_chosen(void)
 }
 
 static int unwind_sframe__count_entry(struct unwind_entry *entry __maybe_unused,
-			       void *arg __maybe_unused)
+				      void *arg __maybe_unused)
 {
 	return 0;
 }
@@ -219,7 +219,7 @@ void unwind_sframe__count_sample(struct machine *machine, struct perf_sample *sa
 
 /* Caller frames 1..@n-1 of a walk, by the rows that found them. */
 static void unwind_sframe__count_frames(struct unwind_sframe_stats *st,
-				 const struct sframe_frame *frames, int n)
+					const struct sframe_frame *frames, int n)
 {
 	for (int i = 1; i < n; i++) {
 		if (frames[i].cfi)
@@ -276,7 +276,7 @@ static int unwind_sframe__lookup_slot(const struct sframe_lookup_arg *la, u64 pc
  * @e_machine for perf's register helpers; NULL: SFrame knows no such ABI.
  */
 static const struct sframe_abi *unwind_sframe__thread_abi(struct thread *thread,
-						   uint16_t *e_machine)
+							  uint16_t *e_machine)
 {
 	bool big_endian = false;
 
@@ -292,7 +292,7 @@ static const struct sframe_abi *unwind_sframe__thread_abi(struct thread *thread,
  * or FP is missing.
  */
 static int unwind_sframe__regs_frame(const struct sframe_abi *abi, struct regs_dump *regs,
-			      uint16_t e_machine, struct sframe_frame *f)
+				     uint16_t e_machine, struct sframe_frame *f)
 {
 	f->ra_known = abi->ra && !perf_reg_value(&f->ra, regs, perf_arch_reg_ra(e_machine));
 	return perf_reg_value(&f->ip, regs, perf_arch_reg_ip(e_machine)) ||
@@ -366,7 +366,7 @@ static int count_entry(struct unwind_entry *entry, void *arg)
  * where, since the stacks are shorter than they look.
  */
 static void unwind_sframe__warn_cut(struct unwind_sframe_stats *st,
-			     const struct sframe_lookup_arg *la, u64 ip)
+				    const struct sframe_lookup_arg *la, u64 ip)
 {
 	int slot = unwind_sframe__lookup_slot(la, ip);
 
@@ -399,7 +399,7 @@ static int collect_ip(struct unwind_entry *entry, void *arg)
  * FP.
  */
 static int unwind_sframe__libdw_from(struct thread *thread, struct perf_sample *data,
-			      uint16_t e_machine, const struct sframe_frame *f,
+				     uint16_t e_machine, const struct sframe_frame *f,
 			      u64 *ips, int max, bool best_effort)
 {
 	const int reg_ip = perf_arch_reg_ip(e_machine);
@@ -460,7 +460,7 @@ static int unwind_sframe__libdw_from(struct thread *thread, struct perf_sample *
  * those libdw unwound, need a full lookup.
  */
 static int unwind_sframe__emit(unwind_entry_cb_t cb, void *arg, struct thread *thread,
-			const struct sframe_lookup_arg *la, const u64 *ips, int nr)
+			       const struct sframe_lookup_arg *la, const u64 *ips, int nr)
 {
 	int ret = 0;
 
@@ -527,7 +527,7 @@ static void unwind_sframe__buf_exit(struct sframe_buf *b)
 }
 
 int unwind_sframe__get_entries(unwind_entry_cb_t cb, void *arg,
-			struct thread *thread, struct perf_sample *data,
+			       struct thread *thread, struct perf_sample *data,
 			int max_stack, bool best_effort, bool hybrid, bool last)
 {
 	struct machine *machine = maps__machine(thread__maps(thread));
@@ -650,7 +650,7 @@ static bool unwind_sframe__code_addr(u64 ra, void *arg)
 }
 
 int unwind_sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
-			  u64 *ips, int max)
+				 u64 *ips, int max)
 {
 	struct sframe_lookup_arg la = { .thread = thread, .cfi = true };
 	struct stack_dump *ustack = &sample->user_stack;

@@ -34,5 +34,7 @@ chains()
 {
 	perf script -F ip,sym "$@" 2> /dev/null |
 		awk 'BEGIN { RS = ""; FS = "\n" }
-		     { s = ""; for (i = 1; i <= NF; i++) { split($i, f, " "); s = s " " f[2] } print s }'
+		     { s = ""
+		       for (i = 1; i <= NF; i++) { split($i, f, " "); s = s " " f[2] }
+		       print s }'
 }
