@@ -22,6 +22,17 @@ OUT = os.path.join(BUILD, 'series')
 
 
 class Manifest(unittest.TestCase):
+    def overlay_copy(self):
+        """A scratch directory, and in it a copy of the overlay (its
+        manifest and tools/) to change."""
+        need(os.path.join(PRISTINE, '.stamp'))
+        tmp = tempfile.mkdtemp(prefix='series-')
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        top = os.path.join(tmp, 'top')
+        shutil.copytree(os.path.join(TOP, 'series'), os.path.join(top, 'series'))
+        shutil.copytree(os.path.join(TOP, 'tools'), os.path.join(top, 'tools'))
+        return tmp, top
+
     def test_every_overlay_item_in_one_commit(self):
         _, commits = series.load(TOP)
         self.assertEqual(series.coverage(TOP, commits), [])
@@ -50,12 +61,7 @@ class Manifest(unittest.TestCase):
         # An upstream file's change split in two layers (overlay.py
         # split), the new one placed before the rest in the manifest:
         # the same tree as before, and each layer a commit of its own.
-        need(os.path.join(PRISTINE, '.stamp'))
-        tmp = tempfile.mkdtemp(prefix='series-')
-        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
-        top = os.path.join(tmp, 'top')
-        shutil.copytree(os.path.join(TOP, 'series'), os.path.join(top, 'series'))
-        shutil.copytree(os.path.join(TOP, 'tools'), os.path.join(top, 'tools'))
+        tmp, top = self.overlay_copy()
         item = 'tools/perf/util/data.c.patch'
         overlay = os.path.join(TOP, 'scripts', 'overlay.py')
         run([overlay, 'split', PRISTINE, TREE, top, item, 'test-layer', '1', '2'])
@@ -84,12 +90,7 @@ class Manifest(unittest.TestCase):
         # make patches: data.c has two layers (data.c@kcore-dir.patch,
         # then data.c.patch); a hand edit lands in the last one, the
         # earlier one is untouched, and the tree applies as edited.
-        need(os.path.join(PRISTINE, '.stamp'))
-        tmp = tempfile.mkdtemp(prefix='series-')
-        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
-        top = os.path.join(tmp, 'top')
-        shutil.copytree(os.path.join(TOP, 'series'), os.path.join(top, 'series'))
-        shutil.copytree(os.path.join(TOP, 'tools'), os.path.join(top, 'tools'))
+        tmp, top = self.overlay_copy()
         first = os.path.join(top, 'tools/perf/util/data.c@kcore-dir.patch')
         last = os.path.join(top, 'tools/perf/util/data.c.patch')
         with open(first, 'rb') as f:
@@ -111,12 +112,7 @@ class Manifest(unittest.TestCase):
             self.assertTrue(f.read().endswith('/* a hand edit */\n'))
 
     def test_a_layer_that_does_not_apply_is_named(self):
-        need(os.path.join(PRISTINE, '.stamp'))
-        tmp = tempfile.mkdtemp(prefix='series-')
-        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
-        top = os.path.join(tmp, 'top')
-        shutil.copytree(os.path.join(TOP, 'series'), os.path.join(top, 'series'))
-        shutil.copytree(os.path.join(TOP, 'tools'), os.path.join(top, 'tools'))
+        tmp, top = self.overlay_copy()
         item = 'tools/perf/util/zstd.c.patch'
         layer = 'tools/perf/util/zstd.c@bogus.patch'
         with open(os.path.join(top, layer), 'w') as f:
