@@ -205,7 +205,8 @@ int sframe_build__write_elf(int fd, u16 e_machine, u64 addr, const u8 *sec, size
 	eh->e_version = EV_CURRENT;
 	ph->p_type = PT_LOAD;
 	ph->p_flags = PF_R | PF_X;
-	ph->p_filesz = ph->p_memsz = 0x10000;
+	ph->p_filesz = 0x10000;
+	ph->p_memsz = 0x10000;
 	ph->p_align = 0x1000;
 
 	scn = elf_newscn(elf);

@@ -72,7 +72,7 @@ void dso__sframe_delete(struct dso *dso);
  * Return: 0, or -ENOENT when there is no such row (or perf has no libdw).
  */
 int dso__sframe_cfi_row(struct dso *dso, const struct sframe_abi *abi, u64 vaddr,
-		 struct sframe_fre *fre);
+			struct sframe_fre *fre);
 
 /**
  * dso__sframe_elf_functions() - The function symbols of an ELF file
@@ -99,7 +99,7 @@ int dso__sframe_elf_functions(struct Elf *elf, struct sframe_func **funcs);
  * Return: 0 (also when @elf has no function symbols), or -EINVAL.
  */
 int dso__sframe_check_elf_functions(const struct sframe_section *sec,
-				struct Elf *elf, char *why, size_t size);
+				    struct Elf *elf, char *why, size_t size);
 
 /**
  * dso__sframe_rejected() - Whether a dso's .sframe was rejected

@@ -174,7 +174,7 @@ struct sframe_section {
  * @sec->err) or -ENOMEM; on error there is nothing to free.
  */
 int sframe_section__decode(struct sframe_section *sec, const void *data, size_t size,
-		   u64 addr);
+			   u64 addr);
 /**
  * sframe_section__exit() - Free what sframe_section__decode() allocated for @sec
  * @sec: a section sframe_section__decode() accepted
@@ -189,7 +189,7 @@ void sframe_section__exit(struct sframe_section *sec);
  * Return: the FDE whose range holds @pc, or NULL if none does.
  */
 const struct sframe_fde *sframe_section__find_fde(const struct sframe_section *sec,
-					  u64 pc);
+						  u64 pc);
 /**
  * sframe_section__find_fre() - The frame row that holds at a PC
  * @sec: a decoded section
@@ -199,7 +199,7 @@ const struct sframe_fde *sframe_section__find_fde(const struct sframe_section *s
  * Return: 0, or -ENOENT when no FDE covers @pc or no row of its FDE does.
  */
 int sframe_section__find_fre(const struct sframe_section *sec, u64 pc,
-		     struct sframe_fre *fre);
+			     struct sframe_fre *fre);
 /**
  * sframe_section__get_fre() - A row by its place, to list a section
  * @sec: a decoded section
@@ -210,7 +210,7 @@ int sframe_section__find_fre(const struct sframe_section *sec, u64 pc,
  * Return: 0, or -ENOENT for an index out of range.
  */
 int sframe_section__get_fre(const struct sframe_section *sec, u32 fde_idx,
-		    u32 fre_idx, struct sframe_fre *fre);
+			    u32 fre_idx, struct sframe_fre *fre);
 
 /* A function of the object, from its symbol table. */
 struct sframe_func {
@@ -240,7 +240,7 @@ struct sframe_func {
  * @fde_idx and the function in @func_idx.
  */
 const char *sframe_section__check_functions(const struct sframe_section *sec,
-				    const struct sframe_func *funcs, size_t nr,
+					    const struct sframe_func *funcs, size_t nr,
 				    u32 *fde_idx, size_t *func_idx);
 
 /*

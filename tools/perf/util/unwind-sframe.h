@@ -105,7 +105,7 @@ void unwind_sframe__count_sample(struct machine *machine, struct perf_sample *sa
  * walk does as well), or -ENOMEM.
  */
 int unwind_sframe__walk_snapshot(struct thread *thread, struct perf_sample *sample,
-			  u64 *ips, int max);
+				 u64 *ips, int max);
 
 /**
  * unwind_sframe__walk_deferred() - The fallback of a deferred sample whose
