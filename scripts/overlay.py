@@ -125,6 +125,14 @@ def ordered_items(overlay):
     return sorted(overlay_files(overlay), key=lambda rel: (order.get(rel, len(order)), rel))
 
 
+def patch_file(patch, out):
+    """patch(1) of one file, no fuzz, no backup or reject files."""
+    with open(patch, 'rb') as p:
+        return subprocess.run(['patch', '-p1', '-s', '-f', '--no-backup-if-mismatch',
+                               '-F0', '-r', '-', out], stdin=p,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
 class Stack:
     """Upstream files as the overlay items added so far leave them.
 
@@ -155,10 +163,7 @@ class Stack:
         out = os.path.join(self.tmp, str(self.steps), target)
         os.makedirs(os.path.dirname(out), exist_ok=True)
         shutil.copyfile(base, out)
-        with open(src, 'rb') as p:
-            r = subprocess.run(['patch', '-p1', '-s', '-f', '--no-backup-if-mismatch',
-                                '-F0', '-r', '-', out], stdin=p,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        r = patch_file(src, out)
         if r.returncode:
             die('%s does not apply to %s %s:\n%s'
                 % (rel, 'upstream' if base == orig else 'what %s leaves of' % self.layers[target],
@@ -347,10 +352,7 @@ def cmd_split(pristine, overlay, item, name, picked):
             p.write(b''.join(head) + b''.join(b''.join(all_hunks[i - 1]) for i in sorted(picked)))
         mid = os.path.join(tmp, 'mid')
         shutil.copyfile(base, mid)
-        with open(part, 'rb') as p:
-            r = subprocess.run(['patch', '-s', '-f', '--no-backup-if-mismatch', '-F0',
-                                '-r', '-', mid], stdin=p,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        r = patch_file(part, mid)
         if r.returncode:
             die('hunks %s of %s do not apply without the others:\n%s'
                 % (picked, item, r.stdout.decode()))
