@@ -393,6 +393,27 @@ class Metadata(common.PerfTestCase):
                     ru = self.script(self.write('ids.data', raw), perf=UPSTREAM)
                     self.assertLess(len(self.samples(ru.stdout)), len(self.original(src)))
 
+    def test_ids_other_byte_order(self):
+        """The same in a file of the other byte order (generated, two
+        events recorded alike): the whole data is scanned u64 by u64 as
+        the session swaps it (before: a swapped file's ids were not looked
+        for, 0 of 600 samples read)."""
+        sc = deferred_scenario.scenario(threads=4, samples=600, seed=26, two_events=True)
+        src = self.write('be-ids-src.data', b'')
+        deferred_scenario.write_scenario(sc, src, endian='>')
+        want = self.original(src)
+        self.assertGreater(len(want), 500)
+        with open(src, 'rb') as f:
+            raw = f.read()
+        attr_size, attrs_off = struct.unpack_from('>QQ', raw, 16)
+        # attr 0's ids zeroed (both zeroed: the ids of the two events
+        # recorded alike cannot be told apart, in either byte order)
+        ids_off, ids_size = struct.unpack_from('>QQ', raw, attrs_off + attr_size - 16)
+        damaged = raw[:ids_off] + bytes(ids_size) + raw[ids_off + ids_size:]
+        self.check_samples(src, 'be-ids.data', damaged,
+                           r'no sample has an id of attr 0 \(\S+\)', 'attr ids from samples')
+        del self._orig[src]
+
     def test_clock_data_past_2262(self):
         """HEADER_CLOCK_DATA whose TOD reference time is past INT64_MAX ns
         (a `perf record -k` file, one flipped high bit): skipped with the

@@ -12,6 +12,7 @@
 #include <linux/kernel.h>
 #include <linux/zalloc.h>
 #include <perf/event.h>
+#include "attr-check.h"
 #include "data.h"
 #include "debug.h"
 #include "env.h"
@@ -425,7 +426,7 @@ static bool reader_damage__pipe_bad_size(struct reader_damage *damage,
  * (reader_damage__pipe_bad_size() parses it) or delivered.  The first
  * records are checked as they come too, for the attr that has none of
  * the samples: the dummy event of -a, whose records carry the tasks and
- * their deferred callchains (perf_header__check_pipe_record()).
+ * their deferred callchains (attr_check__pipe_record()).
  */
 static void reader_damage__pipe_check_attrs(struct reader_damage *damage,
 					    struct perf_session *session,
@@ -442,13 +443,13 @@ static void reader_damage__pipe_check_attrs(struct reader_damage *damage,
 	if (event->header.type != PERF_RECORD_SAMPLE) {
 		if (damage->pipe_records_checked < PIPE_CHECK_SAMPLES) {
 			damage->pipe_records_checked++;
-			perf_header__check_pipe_record(session, event);
+			attr_check__pipe_record(session, event);
 		}
 		return;
 	}
 	if (damage->pipe_samples_checked >= PIPE_CHECK_SAMPLES)
 		return;
-	if (perf_header__sample_claimed(session->evlist, event)) {
+	if (attr_check__sample_claimed(session->evlist, event)) {
 		damage->pipe_samples_checked++;
 		return;
 	}
@@ -475,7 +476,7 @@ static void reader_damage__pipe_check_attrs(struct reader_damage *damage,
 		return;
 	memcpy(buf, event, size);
 	memcpy(buf + size, pa->buf + pa->pos, len);
-	perf_header__check_pipe_sample_types(session, buf, size + len);
+	attr_check__pipe(session, buf, size + len);
 	free(buf);
 }
 

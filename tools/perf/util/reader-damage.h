@@ -196,10 +196,9 @@ s64 reader_damage__frame(struct reader_damage *damage, struct perf_session *sess
  * first.  Before that, the first samples are checked against their attrs
  * (a pipe's attrs came as events: the file's check at open saw no
  * sample): the first that no attr parses as it says has the check run on
- * it and the bytes read ahead after it
- * (perf_header__check_pipe_sample_types()).  The payload of
- * HEADER_TRACING_DATA and AUXTRACE follows them in the pipe, read by their
- * handlers: nothing is read ahead of those.
+ * it and the bytes read ahead after it (attr_check__pipe()).  The payload
+ * of HEADER_TRACING_DATA and AUXTRACE follows them in the pipe, read by
+ * their handlers: nothing is read ahead of those.
  *
  * Return: the event's size (> 0), the event in *@bufp with its header in
  * host byte order; 0 at the end of the pipe (an event cut by it counted);
