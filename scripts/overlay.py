@@ -10,6 +10,9 @@
                      move hunks (1-based) of the .patch ITEM to a new layer
                      <file>@NAME.patch, which series/manifest must then put
                      before ITEM
+  overlay.py split   PRISTINE TREE OVERLAY ITEM NAME --to FILE
+                     the same, the new layer being what leaves the file as
+                     FILE (a hunk holding two concepts, split by hand)
 
 OVERLAY is this repository: every file under its tools/ is either a new file
 at its upstream path or '<upstream file>.patch', a unified diff of that one
@@ -323,10 +326,12 @@ def hunks(patch):
     return head, out
 
 
-def cmd_split(pristine, overlay, item, name, picked):
+def cmd_split(pristine, overlay, item, name, picked, to=None):
     """Move hunks PICKED of ITEM to a new layer just before it: the new
     layer is those hunks applied to what ITEM applied to, and ITEM the rest
-    of its change (its description kept; the new layer's to be written)."""
+    of its change (its description kept; the new layer's to be written).
+    With TO, a file, the new layer is what makes TO of what ITEM applied
+    to, and ITEM what makes ITEM's result of TO."""
     if not item.endswith('.patch'):
         die('%s is not a .patch' % item)
     target = target_of(item)
@@ -343,30 +348,42 @@ def cmd_split(pristine, overlay, item, name, picked):
         else:
             die('%s: no such overlay item' % item)
         base, after = stack.base[target], stack.content[target]
-        head, all_hunks = hunks(os.path.join(overlay, item))
-        if not picked or min(picked) < 1 or max(picked) > len(all_hunks) or \
-           len(picked) == len(all_hunks):
-            die('%s has %d hunks: pick some, not all' % (item, len(all_hunks)))
-        part = os.path.join(tmp, 'part.patch')
-        with open(part, 'wb') as p:
-            p.write(b''.join(head) + b''.join(b''.join(all_hunks[i - 1]) for i in sorted(picked)))
         mid = os.path.join(tmp, 'mid')
-        shutil.copyfile(base, mid)
-        r = patch_file(part, mid)
-        if r.returncode:
-            die('hunks %s of %s do not apply without the others:\n%s'
-                % (picked, item, r.stdout.decode()))
+        if to:
+            shutil.copyfile(to, mid)
+        else:
+            split_hunks(os.path.join(overlay, item), picked, base, mid, tmp)
         with open(os.path.join(overlay, new), 'wb') as o:
             o.write(('perf %s: (subject of the new layer)\n\n(why)\n---\n'
                      % os.path.splitext(f)[0]).encode() + diff(base, mid, target))
         rest = preamble(os.path.join(overlay, item)) + diff(mid, after, target)
         with open(os.path.join(overlay, item), 'wb') as o:
             o.write(rest)
-    print('wrote %s (hunks %s of %s); put it before %s in %s'
-          % (new, ','.join(map(str, sorted(picked))), item, item, manifest.MANIFEST))
+    print('wrote %s (%s of %s); put it before %s in %s'
+          % (new, 'up to ' + to if to else 'hunks ' + ','.join(map(str, sorted(picked))),
+             item, item, manifest.MANIFEST))
+
+
+def split_hunks(item, picked, base, mid, tmp):
+    """MID = BASE with hunks PICKED of the .patch ITEM applied."""
+    head, all_hunks = hunks(item)
+    if not picked or min(picked) < 1 or max(picked) > len(all_hunks) or \
+       len(picked) == len(all_hunks):
+        die('%s has %d hunks: pick some, not all' % (item, len(all_hunks)))
+    part = os.path.join(tmp, 'part.patch')
+    with open(part, 'wb') as p:
+        p.write(b''.join(head) + b''.join(b''.join(all_hunks[i - 1]) for i in sorted(picked)))
+    shutil.copyfile(base, mid)
+    r = patch_file(part, mid)
+    if r.returncode:
+        die('hunks %s of %s do not apply without the others:\n%s'
+            % (picked, item, r.stdout.decode()))
 
 
 def main():
+    if len(sys.argv) == 9 and sys.argv[1] == 'split' and sys.argv[7] == '--to':
+        cmd_split(sys.argv[2], sys.argv[4], sys.argv[5], sys.argv[6], None, sys.argv[8])
+        return
     if len(sys.argv) >= 8 and sys.argv[1] == 'split':
         cmd_split(sys.argv[2], sys.argv[4], sys.argv[5], sys.argv[6],
                   [int(x) for x in sys.argv[7:]])

@@ -17,6 +17,7 @@ from common import BUILD, PRISTINE, TOP, TREE, need, run
 
 sys.path.insert(0, os.path.join(TOP, 'scripts'))
 import series  # noqa: E402
+import overlay as overlay_mod  # noqa: E402
 
 OUT = os.path.join(BUILD, 'series')
 
@@ -85,6 +86,40 @@ class Manifest(unittest.TestCase):
         with open(os.path.join(tree, 'tools/perf/util/data.c'), 'rb') as a, \
              open(os.path.join(TREE, 'tools/perf/util/data.c'), 'rb') as b:
             self.assertEqual(a.read(), b.read())
+
+    def test_split_to_a_file(self):
+        # overlay.py split --to FILE (a hunk holding two concepts, split
+        # by hand): the file as the new layer leaves it.  The file the
+        # hunk split above leaves gives the same two items.
+        tmp, top = self.overlay_copy()
+        _, top2 = self.overlay_copy()
+        item = 'tools/perf/util/data.c.patch'
+        overlay = os.path.join(TOP, 'scripts', 'overlay.py')
+        run([overlay, 'split', PRISTINE, TREE, top, item, 'test-layer', '1', '2'])
+        layer = 'tools/perf/util/data.c@test-layer.patch'
+        path = os.path.join(top, series.MANIFEST)
+        with open(path) as f:
+            text = f.read()
+        stanza = 'Message-From: %s\nFiles: %s\n' % (item, item)
+        text = text.replace(stanza, 'Message-From: %s\nFiles: %s\n\n%s' % (layer, layer, stanza))
+        with open(path, 'w') as f:
+            f.write(text)
+        with open(os.path.join(top2, series.MANIFEST), 'w') as f:
+            f.write(text)
+        # data.c as the layers up to the new one leave it
+        mid = os.path.join(tmp, 'mid.c')
+        work = os.path.join(tmp, 'stack')
+        os.mkdir(work)
+        stack = overlay_mod.Stack(PRISTINE, top, work)
+        for rel in overlay_mod.ordered_items(top):
+            stack.add(rel)
+            if rel == layer:
+                break
+        shutil.copyfile(stack.content['tools/perf/util/data.c'], mid)
+        run([overlay, 'split', PRISTINE, TREE, top2, item, 'test-layer', '--to', mid])
+        for rel in (layer, item):
+            with open(os.path.join(top, rel), 'rb') as a, open(os.path.join(top2, rel), 'rb') as b:
+                self.assertEqual(a.read(), b.read(), rel)
 
     def test_an_edit_goes_to_the_last_layer(self):
         # make patches: data.c has two layers (data.c@kcore-dir.patch,
