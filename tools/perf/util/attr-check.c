@@ -257,50 +257,55 @@ static int attr_check__key(u64 type, int score, int back)
 	       2 * !!(type & PERF_SAMPLE_CALLCHAIN) + !!(type & PERF_SAMPLE_IP);
 }
 
+/* The best layout found so far for an evsel's samples, and how many tie with it. */
+struct attr_check_best {
+	u64	type;
+	int	score;		/* samples that parse with it */
+	int	key;		/* attr_check__key() */
+	int	others;		/* other one-bit candidates as good */
+};
+
+/* Try @cand as @evsel's sample_type; @ties: count the equally good ones. */
+static void attr_check__try(struct attr_check *ac, struct evlist *evlist, struct evsel *evsel,
+			    u64 cand, struct attr_check_best *best, bool ties)
+{
+	int back, score = attr_check__score(ac, evlist, evsel, cand, &back);
+	int key = attr_check__key(cand, score, back);
+
+	if (key > best->key)
+		*best = (struct attr_check_best){ .type = cand, .score = score, .key = key };
+	else if (ties && score && key == best->key)
+		best->others++;
+}
+
 /* The sample_type the samples of @evsel parse with best; their number in @best_score. */
 static u64 attr_check__best(struct attr_check *ac, struct evlist *evlist,
 			    struct evsel *evsel, int *best_score, int *others)
 {
-	u64 cur = evsel->core.attr.sample_type, best = cur, cand;
-	int score, back, key, best_key;
+	u64 cur = evsel->core.attr.sample_type, cand;
+	struct attr_check_best best = { .type = cur };
 	struct evsel *other;
+	int back;
 	size_t b;
 
-	*best_score = attr_check__score(ac, evlist, evsel, cur, &back);
-	best_key = attr_check__key(cur, *best_score, back);
-	*others = 0;
+	best.score = attr_check__score(ac, evlist, evsel, cur, &back);
+	best.key = attr_check__key(cur, best.score, back);
 	for (b = 0; b <= ARRAY_SIZE(attr_check__bits); b++) {
 		/* Last: unknown bits all cleared. */
 		cand = b < ARRAY_SIZE(attr_check__bits) ? cur ^ (1ULL << attr_check__bits[b]) :
 							    cur & (PERF_SAMPLE_MAX - 1);
-		if (cand == cur)
-			continue;
-		score = attr_check__score(ac, evlist, evsel, cand, &back);
-		key = attr_check__key(cand, score, back);
-		if (key > best_key) {
-			best = cand;
-			*best_score = score;
-			best_key = key;
-			*others = 0;
-		} else if (score && key == best_key) {
-			(*others)++;
-		}
+		if (cand != cur)
+			attr_check__try(ac, evlist, evsel, cand, &best, /*ties=*/true);
 	}
 	/* Another attr's layout: a sample_type damaged in more than one bit. */
 	evlist__for_each_entry(evlist, other) {
 		cand = other->core.attr.sample_type;
-		if (cand == cur || cand == best)
-			continue;
-		score = attr_check__score(ac, evlist, evsel, cand, &back);
-		key = attr_check__key(cand, score, back);
-		if (key > best_key) {
-			best = cand;
-			*best_score = score;
-			best_key = key;
-			*others = 0;
-		}
+		if (cand != cur && cand != best.type)
+			attr_check__try(ac, evlist, evsel, cand, &best, /*ties=*/false);
 	}
-	return best;
+	*best_score = best.score;
+	*others = best.others;
+	return best.type;
 }
 
 #define ATTR_CHECK_SAMPLE_ID	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
