@@ -24,17 +24,9 @@
 #include "util/sframe.h"
 #include "util/sframe-dso.h"
 
-static bool summary_only;
-
 static const char * const sframe_usage[] = {
 	"perf sframe dump [<options>] <file>...",
 	NULL
-};
-
-static const struct option sframe_options[] = {
-	OPT_BOOLEAN('s', "summary", &summary_only,
-		    "only the header and the coverage of .text"),
-	OPT_END()
 };
 
 /* Function symbols by address, to name the FDEs. */
@@ -339,7 +331,7 @@ static bool dump_rel_covered(const struct sframe_section *sec,
  * relocatable object, only the FDEs and symbols of .text itself.
  */
 static void dump_coverage(Elf *elf, const struct sframe_section *sec,
-			  struct dump_syms *syms)
+			  struct dump_syms *syms, bool summary_only)
 {
 	u64 text_start = 0, text_end = 0, covered = 0;
 	size_t shstrndx, missing = 0, funcs = 0, text_idx = 0;
@@ -418,7 +410,8 @@ static void dump_coverage(Elf *elf, const struct sframe_section *sec,
 	printf("    %zu of %zu functions in .text without FREs\n", missing, funcs);
 }
 
-static int dump_file(const char *path)
+/* Dump the .sframe of @path; with @summary_only its header and coverage. */
+static int dump_file(const char *path, bool summary_only)
 {
 	struct dump_syms syms = { .v = NULL };
 	char why[256];
@@ -482,7 +475,7 @@ static int dump_file(const char *path)
 			dump_syms__load(&syms, elf);
 			dump_fdes(&sec, &syms);
 		}
-		dump_coverage(elf, &sec, &syms);
+		dump_coverage(elf, &sec, &syms, summary_only);
 		sframe_section__exit(&sec);
 		ret = 0;
 		goto out;
@@ -501,6 +494,12 @@ out:
 
 int cmd_sframe(int argc, const char **argv)
 {
+	bool summary_only = false;
+	const struct option sframe_options[] = {
+		OPT_BOOLEAN('s', "summary", &summary_only,
+			    "only the header and the coverage of .text"),
+		OPT_END()
+	};
 	int ret = 0;
 
 	argc = parse_options(argc, argv, sframe_options, sframe_usage, 0);
@@ -508,7 +507,7 @@ int cmd_sframe(int argc, const char **argv)
 		usage_with_options(sframe_usage, sframe_options);
 	elf_version(EV_CURRENT);
 	for (int i = 1; i < argc; i++) {
-		int r = dump_file(argv[i]);
+		int r = dump_file(argv[i], summary_only);
 
 		if (r < 0)
 			ret = 1;
