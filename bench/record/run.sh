@@ -14,9 +14,13 @@
 # workload started directly, by busybox time, by sh -c, as threads) and
 # prints its log; "run.sh watermark" runs watermark.sh (a kprobe on
 # perf_output_end() logging rb->head and rb->wakeup), leaving its traces
-# in OUTDIR.
+# in OUTDIR.  "run.sh matrix" runs matrix.sh: REPS rounds (10) of four
+# workloads (forked child and two threads, 40 and 300 frames deep) with
+# no perf, fp, fp,defer and dwarf, SECONDS_ (1) each, and prints
+# summary.py's medians and spread; with PERF_BEFORE (a perf binary), also
+# fp,defer recorded by it (defer0), in the same rounds.
 # Environment: PERF (default <repo>/build/bin/perf), SECONDS_ (2), RUNS
-# (default: all of guest.sh's).
+# (default: all of guest.sh's), REPS and WORKLOADS (matrix.sh's).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -31,10 +35,12 @@ done
 shift $((OPTIND - 1))
 script=guest.sh
 case "${1:-}" in
-trace | watermark)
+trace | watermark | matrix)
 	script=$1.sh
 	shift ;;
 esac
+timeout=600
+[ "$script" = matrix.sh ] && timeout=$((${REPS:-10} * 420))
 [ $# -gt 0 ] && export RUNS="$*"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -43,13 +49,23 @@ mkdir -p "$tmp/work"
 gcc -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread \
 	-o "$tmp/work/dwork" "$top/tests/workloads/dwork.c"
 cp "$here/$script" "$tmp/work/"
+[ -n "${PERF_BEFORE:-}" ] && cp "$PERF_BEFORE" "$tmp/work/perf-before"
 {
-	echo "export SECONDS_=${SECONDS_:-2}"
+	if [ "$script" = matrix.sh ]; then
+		echo "export SECONDS_=${SECONDS_:-1} REPS=${REPS:-10}"
+		[ -n "${WORKLOADS:-}" ] && echo "export WORKLOADS='$WORKLOADS'"
+	else
+		echo "export SECONDS_=${SECONDS_:-2}"
+	fi
 	[ -n "${RUNS:-}" ] && echo "export RUNS='$RUNS'"
 	echo ". /work/$script"
 } > "$tmp/g.sh"
-PERF=$perf "$top/scripts/guest/run.sh" -o "$out" -w "$tmp/work" -t 600 "$tmp/g.sh" > "$tmp/log" 2>&1 ||
+PERF=$perf "$top/scripts/guest/run.sh" -o "$out" -w "$tmp/work" -t "$timeout" "$tmp/g.sh" > "$tmp/log" 2>&1 ||
 	{ cat "$tmp/log" >&2; exit 1; }
+if [ "$script" = matrix.sh ]; then
+	python3 "$here/summary.py" "$out"
+	exit
+fi
 if [ "$script" != guest.sh ]; then
 	cat "$out/guest.log"
 	exit 0

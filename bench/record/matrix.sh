@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs in the guest (busybox sh, cwd /out, dwork in /work): REPS rounds of
+# each workload under each call-graph mode, the modes in a rotated order
+# each round so that no mode always runs first.  Leaves per run
+# W-M-R.err (perf record's stderr and busybox time's report of the
+# workload) and a line in results.txt:
+#   W M R WALL_S PERF+WORK_UTIME PERF+WORK_STIME (clock ticks)
+# Workloads: f40, f300 (dwork recurse, one thread making raw syscalls at
+# depth 40 or 300, forked by time), t40, t300 (dwork threads -t 2, two
+# threads migrating between the CPUs, at those depths).  Modes: none (no
+# perf), fp, defer (fp,defer), dwarf, and defer0: fp,defer recorded by
+# /work/perf-before when run.sh was given one (PERF_BEFORE), for a
+# before/after comparison in the same guest.
+W=/work
+S=${SECONDS_:-1}
+REPS=${REPS:-10}
+EV="-e cpu-clock -c 100000"
+echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
+tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
+echo "CLK_TCK $tck" > results.txt
+
+work() {
+	case $1 in
+	f40)	echo "recurse -d 40 -s $S" ;;
+	f300)	echo "recurse -d 300 -s $S" ;;
+	t40)	echo "threads -t 2 -d 40 -s $S" ;;
+	t300)	echo "threads -t 2 -d 300 -s $S" ;;
+	esac
+}
+
+cg() {
+	case $1 in
+	fp)	echo fp ;;
+	defer*)	echo fp,defer ;;
+	dwarf)	echo dwarf ;;
+	esac
+}
+
+one() {
+	w=$1 m=$2 r=$3 n=$1-$2-$3
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	if [ "$m" = none ]; then
+		sh -c 'time '"$W"'/dwork $1 > /dev/null 2> '"$n"'.err; cat /proc/$$/stat > '"$n"'.stat' sh "$(work "$w")"
+	else
+		# perf record in a subshell: its CPU time is the subshell's
+		# children times minus the workload's (busybox time's report).
+		p=perf
+		[ "$m" = defer0 ] && p=$W/perf-before
+		sh -c '$4 record -o '"$n"'.data $2 --call-graph $3 -- time '"$W"'/dwork $1 > /dev/null 2> '"$n"'.err; cat /proc/$$/stat > '"$n"'.stat' \
+			sh "$(work "$w")" "$EV" "$(cg "$m")" "$p"
+		# Keep the header and counts, not the samples: room in /out.
+		perf report --stats -i "$n.data" 2>/dev/null | grep -E "SAMPLE events|CALLCHAIN_DEFERRED events" > "$n.stats"
+		rm -f "$n.data"
+	fi
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	echo "$w $m $r $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') $(cut -d' ' -f16,17 "$n.stat")" >> results.txt
+}
+
+modes="none fp defer dwarf"
+[ -x $W/perf-before ] && modes="$modes defer0"
+set -- $modes
+nm=$#
+r=0
+while [ $r -lt "$REPS" ]; do
+	for w in ${WORKLOADS:-f40 f300 t40 t300}; do
+		# round r starts at mode r mod nm
+		set -- $modes $modes
+		i=0
+		while [ $i -lt $((r % nm)) ]; do shift; i=$((i + 1)); done
+		i=0
+		while [ $i -lt "$nm" ]; do
+			one "$w" "$1" "$r"
+			shift
+			i=$((i + 1))
+		done
+	done
+	echo "round $r done at $(cut -d' ' -f1 /proc/uptime)"
+	r=$((r + 1))
+done
