@@ -205,6 +205,26 @@ DEEP_PERIOD_US = 5000
 DEEP_STACK = 32768
 
 
+class InjectMergeTwoEvents(common.PerfTestCase):
+    """A real recording with the records on a dummy event (-a; perf record
+    of a task since the records have ring buffers of their own): its
+    merged file has two attrs, shrunk to the smallest attr size in place
+    (a gap before the data), and reads as what it is."""
+
+    def test_reads_clean(self):
+        src = os.path.join(common.GUEST_FIXTURES, 'sys-defer.data')
+        out = os.path.join(self.tmp, 'merged-two.data')
+        run([PERF, 'inject', '--merge-callchains', '-i', src, '-o', out])
+        r = run([PERF, 'evlist', '-i', out])
+        self.assertEqual(r.stdout.split(), ['cpu-clock', 'dummy:u'])
+        self.assertNotIn('WARNING', r.stderr)
+        r = run([PERF, 'script', '-F', 'tid,ip', '-i', out])
+        self.assertNotIn('WARNING', r.stderr)
+        self.assertEqual(event_count(PERF, out, 'SAMPLE'), event_count(PERF, src, 'SAMPLE'))
+        ours = [s.frames for s in perf_script.samples(r.stdout, 'tid,ip')]
+        self.assertEqual(len(ours), event_count(PERF, src, 'SAMPLE'))
+
+
 class ConvertCallchain(ToolsCase):
     """perf inject --convert-callchain on samples with more user frames than
     a callchain holds (upstream 7.2.13 writes one u64 past its buffer)."""
