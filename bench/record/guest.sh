@@ -7,10 +7,7 @@
 #   NAME WALL_S PERF_UTIME PERF_STIME CHILD_UTIME CHILD_STIME (clock ticks)
 W=/work
 S=${SECONDS_:-2}
-EV="-e cpu-clock -c 100000"
-echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
-tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
-echo "CLK_TCK $tck" > results.txt
+. $W/guest-setup.sh
 
 run() {
 	name=$1

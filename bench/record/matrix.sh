@@ -15,10 +15,7 @@
 W=/work
 S=${SECONDS_:-1}
 REPS=${REPS:-10}
-EV="-e cpu-clock -c 100000"
-echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
-tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
-echo "CLK_TCK $tck" > results.txt
+. $W/guest-setup.sh
 
 work() {
 	case $1 in

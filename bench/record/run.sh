@@ -48,7 +48,7 @@ out=${out:-$tmp/out}
 mkdir -p "$tmp/work"
 gcc -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread \
 	-o "$tmp/work/dwork" "$top/tests/workloads/dwork.c"
-cp "$here/$script" "$tmp/work/"
+cp "$here/$script" "$here/guest-setup.sh" "$tmp/work/"
 [ -n "${PERF_BEFORE:-}" ] && cp "$PERF_BEFORE" "$tmp/work/perf-before"
 {
 	if [ "$script" = matrix.sh ]; then
