@@ -8,7 +8,13 @@
 #   W M R WALL_S PERF+WORK_UTIME PERF+WORK_STIME (clock ticks)
 # Workloads: f40, f300 (dwork recurse, one thread making raw syscalls at
 # depth 40 or 300, forked by time), t40, t300 (dwork threads -t 2, two
-# threads migrating between the CPUs, at those depths).  Modes: none (no
+# threads migrating between the CPUs, at those depths), k40, k300 (dwork
+# recurse -R 16384: each round's long read() is 16 MiB, a kernel entry
+# long enough for tens of samples that share one deferred record).
+# Each workload does a fixed amount of work (-n ROUNDS), not a wall
+# time: a run that costs more takes longer.  ROUNDS is calibrated once,
+# before the first round, so that the workload alone runs about SECONDS_
+# seconds; results.txt gets a "ROUNDS w n" line for each.  Modes: none (no
 # perf), fp, defer (fp,defer), dwarf, and defer0: fp,defer recorded by
 # /work/perf-before when run.sh was given one (PERF_BEFORE), for a
 # before/after comparison in the same guest.
@@ -17,13 +23,40 @@ S=${SECONDS_:-1}
 REPS=${REPS:-10}
 . $W/guest-setup.sh
 
-work() {
+kind() {
 	case $1 in
-	f40)	echo "recurse -d 40 -s $S" ;;
-	f300)	echo "recurse -d 300 -s $S" ;;
-	t40)	echo "threads -t 2 -d 40 -s $S" ;;
-	t300)	echo "threads -t 2 -d 300 -s $S" ;;
+	f40)	echo "recurse -d 40" ;;
+	f300)	echo "recurse -d 300" ;;
+	t40)	echo "threads -t 2 -d 40" ;;
+	t300)	echo "threads -t 2 -d 300" ;;
+	k40)	echo "recurse -d 40 -R 16384" ;;
+	k300)	echo "recurse -d 300 -R 16384" ;;
 	esac
+}
+
+work() {
+	eval echo "\"$(kind "$1") -n \$rounds_$1\""
+}
+
+# busybox time's "real\t0m 1.05s" in seconds
+real_s() {
+	awk '$1 == "real" { sub(/m$/, "", $2); sub(/s$/, "", $3); print $2 * 60 + $3 }' "$1"
+}
+
+calibrate() {
+	c=20
+	while :; do
+		sh -c 'time '"$W"'/dwork $1 > /dev/null 2> cal.err' sh "$(kind "$1") -n $c"
+		t=$(real_s cal.err)
+		# at least a fifth of the target, for a usable measurement
+		if awk -v t="$t" -v s="$S" 'BEGIN { exit !(t >= s / 5) }'; then
+			break
+		fi
+		c=$((c * 4))
+	done
+	n=$(awk -v t="$t" -v s="$S" -v c="$c" 'BEGIN { n = int(c * s / t + 0.5); print n < 1 ? 1 : n }')
+	eval "rounds_$1=$n"
+	echo "ROUNDS $1 $n" >> results.txt
 }
 
 cg() {
@@ -58,9 +91,12 @@ modes="none fp defer dwarf"
 [ -x $W/perf-before ] && modes="$modes defer0"
 set -- $modes
 nm=$#
+for w in ${WORKLOADS:-f40 f300 t40 t300 k40 k300}; do
+	calibrate "$w"
+done
 r=0
 while [ $r -lt "$REPS" ]; do
-	for w in ${WORKLOADS:-f40 f300 t40 t300}; do
+	for w in ${WORKLOADS:-f40 f300 t40 t300 k40 k300}; do
 		# round r starts at mode r mod nm
 		set -- $modes $modes
 		i=0

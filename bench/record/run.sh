@@ -14,9 +14,11 @@
 # workload started directly, by busybox time, by sh -c, as threads) and
 # prints its log; "run.sh watermark" runs watermark.sh (a kprobe on
 # perf_output_end() logging rb->head and rb->wakeup), leaving its traces
-# in OUTDIR.  "run.sh matrix" runs matrix.sh: REPS rounds (10) of four
-# workloads (forked child and two threads, 40 and 300 frames deep) with
-# no perf, fp, fp,defer and dwarf, SECONDS_ (1) each, and prints
+# in OUTDIR.  "run.sh matrix" runs matrix.sh: REPS rounds (10) of six
+# workloads (forked child and two threads, 40 and 300 frames deep; a
+# forked child in long reads at 40 and 300 frames) with no perf, fp,
+# fp,defer and dwarf, each a fixed amount of work calibrated to take
+# SECONDS_ (1) without perf, and prints
 # summary.py's medians and spread; with PERF_BEFORE (a perf binary), also
 # fp,defer recorded by it (defer0), in the same rounds.
 # Environment: PERF (default <repo>/build/bin/perf), SECONDS_ (2), RUNS
@@ -40,7 +42,7 @@ trace | watermark | matrix)
 	shift ;;
 esac
 timeout=600
-[ "$script" = matrix.sh ] && timeout=$((${REPS:-10} * 420))
+[ "$script" = matrix.sh ] && timeout=$((${REPS:-10} * 900))
 [ $# -gt 0 ] && export RUNS="$*"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -54,10 +54,14 @@ def main():
     runs = {}
     tck = 100
     order = []
+    rounds = {}
     for line in open(os.path.join(out, 'results.txt')):
         f = line.split()
         if f[0] == 'CLK_TCK':
             tck = int(f[1])
+            continue
+        if f[0] == 'ROUNDS':
+            rounds[f[1]] = int(f[2])
             continue
         w, m, r = f[0], f[1], f[2]
         ticks = int(f[4]) + int(f[5])
@@ -65,8 +69,8 @@ def main():
             order.append((w, m))
         runs.setdefault((w, m), []).append(one(out, w, m, r, ticks, tck))
     print('| workload | mode | runs | perf record CPU s | workload wall s | slowdown | '
-          'workload CPU s | wakeups | B/sample | deferred records |')
-    print('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+          'workload CPU s | wakeups | B/sample | samples | deferred records |')
+    print('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for w in sorted({k[0] for k in order}, key=lambda x: (x[0], int(x[1:]))):
         base = statistics.median(x['wall'] for x in runs.get((w, 'none'), [{'wall': 0}]))
         for m in ('none', 'fp', 'defer', 'defer0', 'dwarf'):
@@ -74,7 +78,7 @@ def main():
             if not rs:
                 continue
             slow = [x['wall'] / base - 1 for x in rs] if base else []
-            print('| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |' % (
+            print('| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |' % (
                 w, m, len(rs),
                 fmt([x.get('perf') for x in rs], '%.2f'),
                 fmt([x['wall'] for x in rs], '%.2f'),
@@ -82,7 +86,14 @@ def main():
                 fmt([x['cpu'] for x in rs], '%.2f'),
                 fmt([x.get('wakeups') for x in rs], '%d'),
                 fmt([x.get('bps') for x in rs], '%.0f'),
+                fmt([x['samples'] for x in rs], '%d') if m != 'none' else '-',
                 fmt([x.get('deferred') for x in rs], '%d')))
+
+
+    if rounds:
+        print()
+        print('Rounds of work a run: %s.' % ', '.join(
+            '%s %d' % (w, rounds[w]) for w in sorted(rounds, key=lambda x: (x[0], int(x[1:])))))
 
 
 if __name__ == '__main__':

@@ -27,7 +27,10 @@
  * has used MS milliseconds of user (-U) and kernel (-K) CPU time, so that
  * a cpu-clock recording has its samples (cpu-clock samples CPU time)
  * however fast or slow the host is; without -n, -U and -K alone bound
- * the run (never -s: a wall time is what they replace).
+ * the run (never -s: a wall time is what they replace). -R KIB sets the
+ * size of each round's long read() of /dev/zero (1024 KiB by default): a
+ * bigger read is a longer kernel entry, with more samples sharing its one
+ * deferred user callchain.
  *   dwork offcpu [-n ROUNDS] [-d DEPTH]
  *	two threads (main, index 0, and a waker, index 1) blocking in turn
  *	below their recursion: each round main waits on a pipe the waker
@@ -77,7 +80,7 @@
 
 #define noinline	__attribute__((noinline))
 #define MAX_THREADS	128
-#define BUF_SIZE	(1 << 20)
+#define BUF_SIZE	(1 << 20)	/* default of the long read */
 #define FAULT_PAGES	64
 #define ALTSTACK_SIZE	(64 << 10)
 
@@ -90,6 +93,7 @@ static int g_depth = 40;
 static int g_nthreads = 4;
 static int g_rounds = -1;		/* -n: rounds instead of seconds */
 static long g_user_ms, g_kern_ms;	/* -U, -K: at least this CPU time */
+static long g_read_size = BUF_SIZE;	/* -R: bytes of the long read */
 static const char *g_self;		/* argv[0], for exec mode */
 static int g_pipe_ab[2], g_pipe_ba[2];	/* offcpu: main -> waker, waker -> main */
 static int g_futex;			/* offcpu: main waits, the waker wakes */
@@ -156,7 +160,7 @@ static noinline void long_read(int idx)
 {
 	/* several samples inside one kernel entry: one shared cookie */
 	raw_syscall3(SYS_read, g_fd_zero, (long)g_bufs[idx < 0 ? MAX_THREADS - 1 : idx],
-		     BUF_SIZE);
+		     g_read_size);
 }
 
 static noinline void user_spin(int n)
@@ -492,7 +496,7 @@ static int run_exec(void)
 
 static int usage(const char *prog)
 {
-	fprintf(stderr, "%s MODE [-t threads] [-d depth] [-s seconds] [-n rounds] [-U ms] [-K ms]\n"
+	fprintf(stderr, "%s MODE [-t threads] [-d depth] [-s seconds] [-n rounds] [-U ms] [-K ms] [-R KiB]\n"
 		"MODE: recurse threads exit offcpu signal fault exec\n", prog);
 	return 2;
 }
@@ -521,7 +525,7 @@ int main(int argc, char **argv)
 		return usage(argv[0]);
 	g_self = argv[0];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "t:s:d:n:U:K:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:s:d:n:U:K:R:")) != -1) {
 		switch (opt) {
 		case 't':
 			g_nthreads = atoi(optarg);
@@ -541,11 +545,15 @@ int main(int argc, char **argv)
 		case 'K':
 			g_kern_ms = atol(optarg);
 			break;
+		case 'R':
+			g_read_size = atol(optarg) * 1024;
+			break;
 		default:
 			return usage(argv[0]);
 		}
 	}
-	if (g_nthreads < 1 || g_nthreads > MAX_THREADS / 2 || g_depth < 0)
+	if (g_nthreads < 1 || g_nthreads > MAX_THREADS / 2 || g_depth < 0 ||
+	    g_read_size <= 0)
 		return usage(argv[0]);
 	if (g_mode >= MODE_OFFCPU && g_rounds < 0)
 		g_rounds = 100;
@@ -563,7 +571,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < MAX_THREADS; i++) {
-		g_bufs[i] = malloc(BUF_SIZE);
+		g_bufs[i] = malloc(g_read_size);
 		if (!g_bufs[i])
 			return 1;
 	}
