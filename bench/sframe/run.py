@@ -10,10 +10,18 @@ The unwinding phase is isolated with callgrind: instructions executed
 inside unwind__get_entries() (inclusive), which is everything the style
 does per sample (libdw: module reporting, CFI lookup and evaluation;
 SFrame: the lookups, the walk, libdw for the frames beyond .sframe) and
-nothing of the rest of perf script.  Wall time of the whole perf script
-run is shown beside it.  Writes RESULTS.md next to this file.
+nothing of the rest of perf script.
 
-  bench/sframe/run.py [--ms CPU_MS] [--freq HZ]
+The floor is what reading plain callchains costs: each recording with the
+same callchains already in its samples (perf inject --convert-callchain,
+which unwinds once and drops the stack copies), read by the same perf
+script.  Whole perf script runs are measured in CPU time (user+sys from
+wait4(), best of --runs, the styles and the floor alternating) beside their
+instructions (callgrind, whole process): instructions miss the cost of
+faulting in the stack copies and of cache misses, CPU time does.  Writes
+RESULTS.md next to this file.
+
+  bench/sframe/run.py [--ms CPU_MS] [--freq HZ] [--runs N]
 """
 import argparse
 import glob
@@ -22,7 +30,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, '..', '..'))
@@ -43,14 +50,38 @@ def script(data, style, out=subprocess.PIPE):
                           stderr=subprocess.DEVNULL, text=True)
 
 
-def wall(data, style, runs=3):
-    best = None
+def cpu_time(cmd):
+    """User+sys seconds of cmd, its output thrown away, from wait4()."""
+    with open(os.devnull, 'w') as null:
+        p = subprocess.Popen(cmd, stdout=null, stderr=null)
+        _, status, ru = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status):
+        raise RuntimeError('%s failed' % ' '.join(cmd))
+    return ru.ru_utime + ru.ru_stime
+
+
+def best_cpu(cmds, runs):
+    """Best CPU time of each command over runs rounds, the commands taking
+    turns within a round so that a busy spell of the shared machine falls on
+    all of them alike."""
+    best = [None] * len(cmds)
     for _ in range(runs):
-        t = time.monotonic()
-        script(data, style, out=subprocess.DEVNULL)
-        t = time.monotonic() - t
-        best = t if best is None else min(best, t)
+        for i, cmd in enumerate(cmds):
+            t = cpu_time(cmd)
+            best[i] = t if best[i] is None else min(best[i], t)
     return best
+
+
+def whole_instructions(cmd, tmp):
+    """Instructions of the whole process, counted by callgrind."""
+    out = os.path.join(tmp, 'cg.whole')
+    subprocess.run(['valgrind', '--tool=callgrind', '--callgrind-out-file=' + out] + cmd,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    with open(out) as f:
+        for line in f:
+            if line.startswith('summary:'):
+                return int(line.split()[1])
+    raise RuntimeError('no summary in %s' % out)
 
 
 def unwind_instructions(data, style, tmp):
@@ -83,6 +114,11 @@ def unwind_instructions(data, style, tmp):
     return total, walk
 
 
+def script_floor(data):
+    return subprocess.run(SCRIPT + [data + '.floor'], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True)
+
+
 def record(binary, ms, freq, data):
     # -D: from 20 ms on, past the dynamic loader's start-up, a handful of
     # samples whose stacks (in ld.so, without .sframe) the hybrid style
@@ -90,6 +126,10 @@ def record(binary, ms, freq, data):
     subprocess.run([common.PERF, 'record', '-q', '-D', '20', '-e', 'cpu-clock:u', '-F', str(freq),
                     '--call-graph', 'dwarf,16384', '-o', data, '--', binary,
                     str(ms)], check=True, stdout=subprocess.DEVNULL)
+    # The floor: the same samples, their callchains already unwound.
+    subprocess.run([common.PERF, 'inject', '--convert-callchain', '-i', data, '-o',
+                    data + '.floor'], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
 
 
 def main():
@@ -97,6 +137,8 @@ def main():
     ap.add_argument('--ms', type=int, default=1000,
                     help='workload CPU time of the short recording; the long one is 4x')
     ap.add_argument('--freq', type=int, default=1000)
+    ap.add_argument('--runs', type=int, default=5,
+                    help='CPU time: best of this many alternating runs')
     args = ap.parse_args()
 
     d = corpus.build()
@@ -127,8 +169,26 @@ def main():
         # the long recording cost; one-time work (loading symbol tables,
         # opening a DSO's CFI, decompressing its sections) cancels out.
         marginal = tuple((w - p) / max(n - n_short, 1) for w, p in zip(whole, part))
-        rows.append((s, whole, marginal, wall(data, s)))
+        rows.append((s, whole, marginal))
     base = rows[0]
+
+    # Whole runs against the floor, long and short recordings: the steady
+    # state per sample is their difference, as for the instructions.
+    floor_out = [script_floor(data).stdout, script_floor(short).stdout]
+    same_floor = [floor_out[0] == script(data, 'sframe').stdout,
+                  floor_out[1] == script(short, 'sframe').stdout]
+    cmds = [SCRIPT + [f + '.floor'] for f in (data, short)]
+    for s in STYLES:
+        cmds += [SCRIPT + [f, '--unwind-style', s] for f in (data, short)]
+    cpu = best_cpu(cmds, args.runs)
+    insns = [whole_instructions(c, tmp) for c in cmds]
+    whole_rows = []
+    for i, name in enumerate(('floor',) + STYLES):
+        c_long, c_short = cpu[2 * i], cpu[2 * i + 1]
+        i_long, i_short = insns[2 * i], insns[2 * i + 1]
+        whole_rows.append((name, c_long, (c_long - c_short) / max(n - n_short, 1),
+                           i_long, (i_long - i_short) / max(n - n_short, 1)))
+    sizes = [os.path.getsize(f) for f in (data, data + '.floor')]
 
     lines = [
         '# SFrame unwinding benchmark',
@@ -159,29 +219,51 @@ def main():
         'recording has over the short one: one-time work (loading a DSO\'s '
         'symbol table, opening its CFI, decompressing its sections), which '
         'both styles do once per DSO, cancels out.  Whole run: the long '
-        'recording, one-time work included.  Wall: whole `perf script '
-        '--no-inline` run on the long recording, best of 3, not under valgrind.'
-        % (n - n_short),
+        'recording, one-time work included.' % (n - n_short),
         '',
         '### Steady state, instructions per sample',
         '',
         '| style | unwinder | vs libdw | walk | vs libdw |',
         '|---|---:|---:|---:|---:|',
     ]
-    for s, whole, m, w in rows:
+    for s, whole, m in rows:
         lines.append('| %s | %d | %.1fx | %d | %.1fx |' %
                      (s, m[0], base[2][0] / max(m[0], 1), m[1], base[2][1] / max(m[1], 1)))
     lines += [
         '',
         '### Whole run (%d samples), instructions' % n,
         '',
-        '| style | frames | unwinder | vs libdw | walk | vs libdw | perf script wall |',
-        '|---|---:|---:|---:|---:|---:|---:|',
+        '| style | frames | unwinder | vs libdw | walk | vs libdw |',
+        '|---|---:|---:|---:|---:|---:|',
     ]
-    for s, whole, m, w in rows:
-        lines.append('| %s | %d | %d | %.1fx | %d | %.1fx | %.2f s |' %
+    for s, whole, m in rows:
+        lines.append('| %s | %d | %d | %.1fx | %d | %.1fx |' %
                      (s, frames[s], whole[0], base[1][0] / max(whole[0], 1),
-                      whole[1], base[1][1] / max(whole[1], 1), w))
+                      whole[1], base[1][1] / max(whole[1], 1)))
+    fl = whole_rows[0]
+    lines += [
+        '',
+        '### Against the floor: whole `perf script` runs, CPU time and instructions',
+        '',
+        'The floor reads each recording after `perf inject --convert-callchain` '
+        'wrote its samples with the callchains already in them (%.1f MiB of '
+        'stack copies become %.2f MiB); `perf script` prints the same lines '
+        'from it as with `sframe` (long recording: %s, short: %s).  CPU time: '
+        'user+sys, best of %d runs, the five commands of each recording '
+        'taking turns.  Per sample: the long run less the short one, over the '
+        '%d samples between them.  Instructions: callgrind, whole process.'
+        % (sizes[0] / 2**20, sizes[1] / 2**20,
+           'same' if same_floor[0] else 'DIFFERENT',
+           'same' if same_floor[1] else 'DIFFERENT', args.runs, n - n_short),
+        '',
+        '| style | CPU s | vs floor | CPU us/sample | vs floor | instructions | vs floor '
+        '| instructions/sample | vs floor |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ]
+    for name, c, cm, i, im in whole_rows:
+        lines.append('| %s | %.3f | %.2fx | %.1f | %.2fx | %d | %.2fx | %d | %.2fx |' %
+                     (name, c, c / fl[1], cm * 1e6, cm / fl[2] if fl[2] > 0 else 0,
+                      i, i / fl[3], im, im / fl[4]))
     lines += [
         '',
         'Chains: `sframe` equals `libdw` in %d of %d samples, and goes further '
