@@ -137,7 +137,7 @@ def main():
     ap.add_argument('--ms', type=int, default=1000,
                     help='workload CPU time of the short recording; the long one is 4x')
     ap.add_argument('--freq', type=int, default=1000)
-    ap.add_argument('--runs', type=int, default=5,
+    ap.add_argument('--runs', type=int, default=7,
                     help='CPU time: best of this many alternating runs')
     args = ap.parse_args()
 
@@ -177,13 +177,17 @@ def main():
     floor_out = [script_floor(data).stdout, script_floor(short).stdout]
     same_floor = [floor_out[0] == script(data, 'sframe').stdout,
                   floor_out[1] == script(short, 'sframe').stdout]
+    # -G: the same runs with no callchain at all, what reading each file
+    # and naming each sample's IP costs; the rest is the callchains'.
     cmds = [SCRIPT + [f + '.floor'] for f in (data, short)]
     for s in STYLES:
         cmds += [SCRIPT + [f, '--unwind-style', s] for f in (data, short)]
+    cmds += [SCRIPT + [f + '.floor', '-G'] for f in (data, short)]
+    cmds += [SCRIPT + [f, '-G'] for f in (data, short)]
     cpu = best_cpu(cmds, args.runs)
     insns = [whole_instructions(c, tmp) for c in cmds]
     whole_rows = []
-    for i, name in enumerate(('floor',) + STYLES):
+    for i, name in enumerate(('floor',) + STYLES + ('floor, -G', 'dwarf, -G')):
         c_long, c_short = cpu[2 * i], cpu[2 * i + 1]
         i_long, i_short = insns[2 * i], insns[2 * i + 1]
         whole_rows.append((name, c_long, (c_long - c_short) / max(n - n_short, 1),
@@ -251,7 +255,11 @@ def main():
         'from it as with `sframe` (long recording: %s, short: %s).  CPU time: '
         'user+sys, best of %d runs, the five commands of each recording '
         'taking turns.  Per sample: the long run less the short one, over the '
-        '%d samples between them.  Instructions: callgrind, whole process.'
+        '%d samples between them.  Instructions: callgrind, whole process.  '
+        '`-G` (no callchain): what reading each file and naming each '
+        'sample\'s IP costs (each sample\'s 16 KiB stack copy mapped but not '
+        'walked); a style costs its row less `dwarf, -G`, the floor its '
+        'row less `floor, -G`.'
         % (sizes[0] / 2**20, sizes[1] / 2**20,
            'same' if same_floor[0] else 'DIFFERENT',
            'same' if same_floor[1] else 'DIFFERENT', args.runs, n - n_short),
@@ -264,6 +272,14 @@ def main():
         lines.append('| %s | %.3f | %.2fx | %.1f | %.2fx | %d | %.2fx | %d | %.2fx |' %
                      (name, c, c / fl[1], cm * 1e6, cm / fl[2] if fl[2] > 0 else 0,
                       i, i / fl[3], im, im / fl[4]))
+    by = {r[0]: r for r in whole_rows}
+    own = lambda r, g: (r[2] - by[g][2]) * 1e6
+    lines += [
+        '',
+        'The callchains\' own CPU time per sample (row less its `-G` row): '
+        'floor %.1f us; %s.' % (own(fl, 'floor, -G'), '; '.join(
+            '%s %.1f us' % (st, own(by[st], 'dwarf, -G')) for st in STYLES)),
+    ]
     lines += [
         '',
         'Chains: `sframe` equals `libdw` in %d of %d samples, and goes further '
