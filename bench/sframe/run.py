@@ -294,8 +294,16 @@ def main():
         'a stack to libdw only where a row is not SFrame-shaped; '
         '`sframe-only` stops at the first frame without .sframe.',
     ]
-    with open(os.path.join(HERE, 'RESULTS.md'), 'w') as f:
-        f.write('\n'.join(lines) + '\n')
+    # The sections written by hand (## headings, after the generated
+    # part) are kept.
+    path = os.path.join(HERE, 'RESULTS.md')
+    kept = ''
+    if os.path.exists(path):
+        old = open(path).read()
+        at = re.search(r'^## ', old, re.M)
+        kept = '\n' + old[at.start():] if at else ''
+    with open(path, 'w') as f:
+        f.write('\n'.join(lines) + '\n' + kept)
     print('\n'.join(lines))
     for p in glob.glob(os.path.join(tmp, '*')):
         os.unlink(p)
