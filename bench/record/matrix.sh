@@ -17,7 +17,9 @@
 # seconds; results.txt gets a "ROUNDS w n" line for each.  Modes: none (no
 # perf), fp, defer (fp,defer), dwarf, and defer0: fp,defer recorded by
 # /work/perf-before when run.sh was given one (PERF_BEFORE), for a
-# before/after comparison in the same guest.
+# before/after comparison in the same guest; MODES_EXTRA=fp512 adds fp
+# with kernel.perf_event_max_stack at 512, as deep as a deferred record
+# (up to 510 entries) walks; MODES replaces "none fp defer dwarf".
 W=/work
 S=${SECONDS_:-1}
 REPS=${REPS:-10}
@@ -64,7 +66,7 @@ calibrate() {
 
 cg() {
 	case $1 in
-	fp)	echo fp ;;
+	fp*)	echo fp ;;
 	defer*)	echo fp,defer ;;
 	dwarf)	echo dwarf ;;
 	esac
@@ -80,9 +82,12 @@ one() {
 		# children times minus the workload's (busybox time's report).
 		p=perf
 		[ "$m" = defer0 ] && p=$W/perf-before
+		# fp512: fp walking as deep as a deferred record does
+		[ "$m" = fp512 ] && echo 512 > /proc/sys/kernel/perf_event_max_stack
 		sh -c '$4 record -o '"$n"'.data $2 --call-graph $3 -- time '"$W"'/dwork $1 > /dev/null 2> '"$n"'.err; cat /proc/$$/stat > '"$n"'.stat' \
 			sh "$(work "$w")" "$EV" "$(cg "$m")" "$p"
 		# Keep the header and counts, not the samples: room in /out.
+		[ "$m" = fp512 ] && echo "$max_stack" > /proc/sys/kernel/perf_event_max_stack
 		perf report --stats -i "$n.data" 2>/dev/null | grep -E "SAMPLE events|CALLCHAIN_DEFERRED events" > "$n.stats"
 		rm -f "$n.data"
 	fi
@@ -90,7 +95,8 @@ one() {
 	echo "$w $m $r $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') $(cut -d' ' -f16,17 "$n.stat")" >> results.txt
 }
 
-modes="none fp defer dwarf"
+max_stack=$(cat /proc/sys/kernel/perf_event_max_stack)
+modes="${MODES:-none fp defer dwarf}${MODES_EXTRA:+ $MODES_EXTRA}"
 [ -x $W/perf-before ] && modes="$modes defer0"
 set -- $modes
 nm=$#

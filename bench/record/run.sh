@@ -22,7 +22,8 @@
 # summary.py's medians and spread; with PERF_BEFORE (a perf binary), also
 # fp,defer recorded by it (defer0), in the same rounds.
 # Environment: PERF (default <repo>/build/bin/perf), SECONDS_ (2), RUNS
-# (default: all of guest.sh's), REPS and WORKLOADS (matrix.sh's).
+# (default: all of guest.sh's), REPS, WORKLOADS, MODES and MODES_EXTRA
+# (matrix.sh's).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -56,6 +57,8 @@ cp "$here/$script" "$here/guest-setup.sh" "$tmp/work/"
 	if [ "$script" = matrix.sh ]; then
 		echo "export SECONDS_=${SECONDS_:-1} REPS=${REPS:-10}"
 		[ -n "${WORKLOADS:-}" ] && echo "export WORKLOADS='$WORKLOADS'"
+		[ -n "${MODES_EXTRA:-}" ] && echo "export MODES_EXTRA='$MODES_EXTRA'"
+		[ -n "${MODES:-}" ] && echo "export MODES='$MODES'"
 	else
 		echo "export SECONDS_=${SECONDS_:-2}"
 	fi

@@ -73,7 +73,7 @@ def main():
     print('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for w in sorted({k[0] for k in order}, key=lambda x: (x[0], int(x[1:]))):
         base = statistics.median(x['wall'] for x in runs.get((w, 'none'), [{'wall': 0}]))
-        for m in ('none', 'fp', 'defer', 'defer0', 'dwarf'):
+        for m in ('none', 'fp', 'fp512', 'defer', 'defer0', 'dwarf'):
             rs = runs.get((w, m))
             if not rs:
                 continue
