@@ -150,9 +150,10 @@ class Elsewhere(common.PerfTestCase):
         self.check_same(['--buildid-dir', self.unpack()])
 
     def test_perf_archive_other_binary_at_path(self):
-        """The same, with other programs at the recorded paths: the
-        sframe styles must not read them (their build IDs differ).  libdw
-        does read what is at the path, so it is not compared here."""
+        """The same, with other programs at the recorded paths: no
+        style may read them (their build IDs differ), libdw's neither,
+        which the sframe style falls back to for a frame .sframe has no
+        row for."""
         cache = self.unpack()
         os.makedirs(self.home)
         try:
@@ -161,8 +162,7 @@ class Elsewhere(common.PerfTestCase):
             for name, alias in (('nopie', 'pie'), ('static', 'libcorpus.so')):
                 shutil.copy2(os.path.join(other, name),
                              os.path.join(self.home, alias))
-            self.check_same(['--buildid-dir', cache],
-                            styles=('sframe-only', 'sframe'))
+            self.check_same(['--buildid-dir', cache])
         finally:
             shutil.rmtree(self.home)
 
