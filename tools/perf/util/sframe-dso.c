@@ -97,22 +97,6 @@ bool dso__sframe_rejected(struct dso *dso, const char **why)
 	return true;
 }
 
-/* Whether @path is @dso's binary: same build ID, or either has none. */
-static bool dso__sframe_same_build_id(struct dso *dso, const char *path)
-{
-	struct build_id bid;
-
-	if (!dso__has_build_id(dso))
-		return true;
-	if (filename__read_build_id(path, &bid) <= 0)
-		return true;
-	if (dso__build_id_equal(dso, &bid))
-		return true;
-	pr_debug("%s: build ID differs from the recording's, not using it\n",
-		 path);
-	return false;
-}
-
 #ifdef HAVE_DEBUGINFOD_SUPPORT
 static int dso__sframe_debuginfod(struct dso *dso, char *path, size_t size)
 {
@@ -147,24 +131,16 @@ static int dso__sframe_debuginfod(struct dso *dso __maybe_unused,
 #endif
 
 /*
- * Open the file of @dso's code as libdw's unwinder finds it: its path under
- * --symfs, if that is a regular file (never a device file such as
- * /dev/dri/renderD128, which would hang) with the recording's build ID;
- * else the build-id cache entry (what perf archive packs); else debuginfod,
- * where configured.  The path used is left in @path.
+ * Open the file of @dso's code as libdw's unwinder finds it
+ * (dso__find_code_file(): the recording's build ID, at its path or in the
+ * build-id cache), else from debuginfod, where configured.  The path used
+ * is left in @path.
  */
 static int dso__sframe_open(struct dso *dso, char *path, size_t size)
 {
 	int fd;
 
-	__symbol__join_symfs(path, size, dso__long_name(dso));
-	if (is_regular_file(path) && dso__sframe_same_build_id(dso, path)) {
-		fd = open(path, O_RDONLY);
-		if (fd >= 0)
-			return fd;
-	}
-	if (dso__build_id_filename(dso, path, size, false) &&
-	    is_regular_file(path)) {
+	if (dso__find_code_file(dso, path, size)) {
 		fd = open(path, O_RDONLY);
 		if (fd >= 0)
 			return fd;
