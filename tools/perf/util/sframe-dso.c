@@ -37,10 +37,8 @@
 #include "debug.h"
 #include "dso.h"
 #include "map.h"
-#include "path.h"
 #include "sframe.h"
 #include "sframe-dso.h"
-#include "symbol.h"
 
 struct sframe_load {
 	u64	offset;
