@@ -43,6 +43,7 @@ import time
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 sys.path.insert(0, os.path.join(TOP, 'tests', 'lib'))
 import common                   # noqa: E402
+import cputime                  # noqa: E402
 from deferred_scenario import scenario  # noqa: E402
 
 # The generated stream: realistic mix of late samples, cross-CPU records
@@ -85,26 +86,13 @@ def measure(cmd):
     """Run @cmd, stdout to /dev/null: (wall s, user+sys s, peak RSS KiB).
     A run past TIMEOUT seconds of wall time is killed and flagged: its
     numbers are lower bounds."""
-    with open(os.devnull, 'w') as null:
-        t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdout=null, stderr=subprocess.DEVNULL)
-        timed_out = False
-        while True:
-            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() - t0 > TIMEOUT and not timed_out:
-                p.kill()
-                timed_out = True
-            time.sleep(0.05)
-        wall = time.monotonic() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode and not timed_out:
-        print('  warning: %s exited %d' % (' '.join(cmd), p.returncode), file=sys.stderr)
-    if timed_out:
+    r = cputime.run(cmd, timeout=TIMEOUT, check=False)
+    if r.status and not r.timed_out:
+        print('  warning: %s exited %d' % (' '.join(cmd), r.status), file=sys.stderr)
+    if r.timed_out:
         print('  warning: %s killed after %ds' % (' '.join(cmd), TIMEOUT), file=sys.stderr)
         TIMED_OUT.add(tuple(cmd))
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+    return r.wall, r.cpu, r.rss
 
 
 TIMED_OUT = set()
@@ -140,17 +128,6 @@ def bench_threads(args, threads, cmds):
         med[k] = (statistics.median(r[0] for r in runs), min(r[1] for r in runs),
                   statistics.median(r[2] for r in runs))
     return med
-
-
-def best_cpu(cmds, reps):
-    """Best CPU time (user+sys) of each of @cmds over @reps rounds, the
-    commands alternating within each round."""
-    best = [None] * len(cmds)
-    for _ in range(reps):
-        for i, cmd in enumerate(cmds):
-            cpu = measure(cmd)[1]
-            best[i] = cpu if best[i] is None else min(best[i], cpu)
-    return best
 
 
 def pct(a, b):
@@ -202,8 +179,9 @@ def bench_callgrind(args, out, cmds):
                 deferred = instructions(COMMANDS[cmd](perf, big[0]))
                 per[(who, 'floor')] = (floor - floor_small) / (args.samples - small)
                 per[(who, 'deferred')] = per[(who, 'floor')] + (deferred - floor) / args.samples
-            cpu_d, cpu_f = best_cpu([COMMANDS[cmd](args.perf, big[0]),
-                                     COMMANDS[cmd](args.perf, big[1])], args.reps)
+            cpu_d, cpu_f = cputime.best_cpu([COMMANDS[cmd](args.perf, big[0]),
+                                             COMMANDS[cmd](args.perf, big[1])], args.reps,
+                                            lambda c: measure(c)[1])
             out('| %d | %s | %.0f | %.0f | %s | %.0f | %.0f | %s | %.2f | %.2f | %s |' %
                 (threads, cmd, per[('ours', 'deferred')], per[('ours', 'floor')],
                  pct(per[('ours', 'deferred')], per[('ours', 'floor')]),

@@ -35,6 +35,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, os.path.join(TOP, 'tests', 'inline'))
+sys.path.insert(0, os.path.join(TOP, 'tests', 'lib'))
+import cputime  # noqa: E402
 import inlinedata  # noqa: E402
 
 BIN = os.path.join(TOP, 'build', 'bin')
@@ -44,22 +46,11 @@ SRC = os.environ.get('INLINE_SRC_DIR', os.path.join(TOP, 'cache', 'inline-src'))
 
 
 def measure(cmd):
-    """(cpu seconds, max rss KiB, stdout) of cmd, counted with wait4()."""
-    with tempfile.TemporaryFile() as f:
-        pid = os.fork()
-        if pid == 0:
-            os.dup2(f.fileno(), 1)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 2)
-            try:
-                os.execv(cmd[0], cmd)
-            finally:
-                os._exit(127)
-        _, status, ru = os.wait4(pid, 0)
-        if status:
-            raise SystemExit('%s exited %#x' % (' '.join(cmd), status))
-        f.seek(0)
-        return ru.ru_utime + ru.ru_stime, ru.ru_maxrss, f.read()
+    """(cpu seconds, max rss KiB, stdout) of cmd, counted with wait4().
+    Forked, not vforked: the peak RSS counts this process's memory as it
+    is, not its peak so far (see cputime)."""
+    r = cputime.run(cmd, capture=True, fork=True)
+    return r.cpu, r.rss, r.out
 
 
 def record(prog, args, data, stdin=None):
@@ -110,12 +101,17 @@ def callgrind_instructions(cmd):
 
 
 def bench_recording(name, data, runs=1):
-    ours = {}
-    for _ in range(runs):
-        for mode, args in MODES:
-            t, rss, out = measure([PERF] + args + ['-i', data])
-            best = ours.get(mode)
-            ours[mode] = (min(t, best[0]) if best else t, rss, out)
+    # ours: the best CPU time of the runs; RSS and output of the last run
+    cmds = [[PERF] + args + ['-i', data] for _, args in MODES]
+    last = {}
+
+    def ours_cpu(cmd):
+        last[tuple(cmd)] = measure(cmd)
+        return last[tuple(cmd)][0]
+
+    best = cputime.best_cpu(cmds, runs, ours_cpu)
+    ours = {mode: (t,) + last[tuple(cmd)][1:]
+            for (mode, _), cmd, t in zip(MODES, cmds, best)}
     rows = []
     for mode, args in MODES:
         up = measure([UPSTREAM] + args + ['-i', data])

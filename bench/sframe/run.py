@@ -35,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, os.path.join(TOP, 'tests', 'lib'))
 import common   # noqa: E402
+import cputime   # noqa: E402
 import sframe_corpus as corpus   # noqa: E402
 import perf_script   # noqa: E402
 
@@ -48,28 +49,6 @@ SCRIPT = [common.PERF, 'script', '--no-inline', '-F', 'tid,ip,sym,dso', '-i']
 def script(data, style, out=subprocess.PIPE):
     return subprocess.run(SCRIPT + [data, '--unwind-style', style], stdout=out,
                           stderr=subprocess.DEVNULL, text=True)
-
-
-def cpu_time(cmd):
-    """User+sys seconds of cmd, its output thrown away, from wait4()."""
-    with open(os.devnull, 'w') as null:
-        p = subprocess.Popen(cmd, stdout=null, stderr=null)
-        _, status, ru = os.wait4(p.pid, 0)
-    if os.waitstatus_to_exitcode(status):
-        raise RuntimeError('%s failed' % ' '.join(cmd))
-    return ru.ru_utime + ru.ru_stime
-
-
-def best_cpu(cmds, runs):
-    """Best CPU time of each command over runs rounds, the commands taking
-    turns within a round so that a busy spell of the shared machine falls on
-    all of them alike."""
-    best = [None] * len(cmds)
-    for _ in range(runs):
-        for i, cmd in enumerate(cmds):
-            t = cpu_time(cmd)
-            best[i] = t if best[i] is None else min(best[i], t)
-    return best
 
 
 def whole_instructions(cmd, tmp):
@@ -184,7 +163,7 @@ def main():
         cmds += [SCRIPT + [f, '--unwind-style', s] for f in (data, short)]
     cmds += [SCRIPT + [f + '.floor', '-G'] for f in (data, short)]
     cmds += [SCRIPT + [f, '-G'] for f in (data, short)]
-    cpu = best_cpu(cmds, args.runs)
+    cpu = cputime.best_cpu(cmds, args.runs)
     insns = [whole_instructions(c, tmp) for c in cmds]
     whole_rows = []
     for i, name in enumerate(('floor',) + STYLES + ('floor, -G', 'dwarf, -G')):
