@@ -149,22 +149,33 @@ class Elsewhere(common.PerfTestCase):
         """Only in a build-id cache unpacked from perf archive."""
         self.check_same(['--buildid-dir', self.unpack()])
 
-    def test_perf_archive_other_binary_at_path(self):
-        """The same, with other programs at the recorded paths: no
-        style may read them (their build IDs differ), libdw's neither,
-        which the sframe style falls back to for a frame .sframe has no
-        row for."""
+    def other_binary_at_path(self, strip_build_id):
         cache = self.unpack()
         os.makedirs(self.home)
         try:
             # Other programs with .sframe, laid out otherwise.
             other = os.path.join(corpus.build(), 'v3')
             for name, alias in (('nopie', 'pie'), ('static', 'libcorpus.so')):
-                shutil.copy2(os.path.join(other, name),
-                             os.path.join(self.home, alias))
+                dst = os.path.join(self.home, alias)
+                shutil.copy2(os.path.join(other, name), dst)
+                if strip_build_id:
+                    subprocess.run(['objcopy', '--remove-section',
+                                    '.note.gnu.build-id', dst], check=True)
             self.check_same(['--buildid-dir', cache])
         finally:
             shutil.rmtree(self.home)
+
+    def test_perf_archive_other_binary_at_path(self):
+        """The same, with other programs at the recorded paths: no
+        style may read them (their build IDs differ), libdw's neither,
+        which the sframe style falls back to for a frame .sframe has no
+        row for."""
+        self.other_binary_at_path(strip_build_id=False)
+
+    def test_perf_archive_other_binary_without_build_id(self):
+        """The same, the other programs without a build ID note: the
+        binary that ran had the recorded one, so these are not it."""
+        self.other_binary_at_path(strip_build_id=True)
 
 if __name__ == '__main__':
     unittest.main()
