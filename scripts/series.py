@@ -123,7 +123,7 @@ def message(top, c):
 # files, tests, issues and names (they come from the .patch headers,
 # written for the overlay).  Reported, not refused: rewording is ongoing.
 PROJECT_ONLY = re.compile(r'\b(fuzz/[\w-]+\.c|tests/fixtures/\S+|issue \d+|[\w/.-]+\.patch'
-                          r'|perf-upstream|pristine)\b')
+                          r'|perf-upstream|pristine|bench/\w+|of ours|by ours)\b')
 
 
 def project_refs(msg):
