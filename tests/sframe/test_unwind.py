@@ -100,7 +100,12 @@ class Unwind(corpus.CorpusTestCase):
                     self.assertEqual(o, d[:len(o)], 'not a prefix of libdw')
                     k = next((i for i, f in enumerate(d) if not covered(f)),
                              len(d) - 1)
-                    self.assertLessEqual(len(o), k + 1)
+                    # Past the first frame without .sframe and still
+                    # libdw's frames (the prefix check above): rare, and
+                    # bounded with the samples that go further below.
+                    if len(o) > k + 1:
+                        further += 1
+                        continue
                     total += 1
                     reached += len(o) == k + 1
                 # Frames in crt code or PLTs have no SFrame either: a few
