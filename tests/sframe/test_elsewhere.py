@@ -149,21 +149,22 @@ class Elsewhere(common.PerfTestCase):
         """Only in a build-id cache unpacked from perf archive."""
         self.check_same(['--buildid-dir', self.unpack()])
 
-    def other_binary_at_path(self, strip_build_id):
-        cache = self.unpack()
+    def put_other_binaries(self, strip_build_id=False):
+        """Other programs with .sframe, laid out otherwise, at the
+        recorded paths (removed by cleanup)."""
         os.makedirs(self.home)
-        try:
-            # Other programs with .sframe, laid out otherwise.
-            other = os.path.join(corpus.build(), 'v3')
-            for name, alias in (('nopie', 'pie'), ('static', 'libcorpus.so')):
-                dst = os.path.join(self.home, alias)
-                shutil.copy2(os.path.join(other, name), dst)
-                if strip_build_id:
-                    subprocess.run(['objcopy', '--remove-section',
-                                    '.note.gnu.build-id', dst], check=True)
-            self.check_same(['--buildid-dir', cache])
-        finally:
-            shutil.rmtree(self.home)
+        self.addCleanup(shutil.rmtree, self.home)
+        other = os.path.join(corpus.build(), 'v3')
+        for name, alias in (('nopie', 'pie'), ('static', 'libcorpus.so')):
+            dst = os.path.join(self.home, alias)
+            shutil.copy2(os.path.join(other, name), dst)
+            if strip_build_id:
+                subprocess.run(['objcopy', '--remove-section',
+                                '.note.gnu.build-id', dst], check=True)
+
+    def other_binary_at_path(self, strip_build_id):
+        self.put_other_binaries(strip_build_id)
+        self.check_same(['--buildid-dir', self.unpack()])
 
     def test_perf_archive_other_binary_at_path(self):
         """The same, with other programs at the recorded paths: no
@@ -176,6 +177,24 @@ class Elsewhere(common.PerfTestCase):
         """The same, the other programs without a build ID note: the
         binary that ran had the recorded one, so these are not it."""
         self.other_binary_at_path(strip_build_id=True)
+
+    def test_other_binary_at_path_checked_once(self):
+        """Other programs at the recorded paths and no cache: no file
+        holds the code, and each one's build ID is read once, not again
+        for every sample that reaches it."""
+        self.put_other_binaries()
+        none = os.path.join(self.tmp, 'none')
+        for style in ('libdw', 'sframe'):
+            with self.subTest(style=style):
+                away, err = self.script(style, ['--buildid-dir', none], ['-v'])
+                self.assertGreaterEqual(len(away), MIN_SAMPLES)
+                refused = [line for line in err.splitlines()
+                           if 'not the binary recorded' in line]
+                # One of the two, or both: which one a walk reaches
+                # first is where the samples fell.
+                self.assertIn(len(refused), (1, 2), err[-2000:])
+                self.assertEqual(len(set(refused)), len(refused),
+                                 'a file checked more than once: %s' % refused)
 
 if __name__ == '__main__':
     unittest.main()
