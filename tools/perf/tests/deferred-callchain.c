@@ -701,6 +701,52 @@ static int test__deferred_cap(struct test_suite *t __maybe_unused, int s __maybe
 	return TEST_OK;
 }
 
+/*
+ * A sample the queue budget pushed out, whose record comes after its
+ * task's EXIT (do_exit() writes the EXIT before the last record): the
+ * EXIT goes out after it, so that the tool drops the thread only then.  A
+ * FORK reusing a tid whose EXIT is held sends that EXIT out first.
+ */
+static int test__deferred_exit_held(struct test_suite *t __maybe_unused,
+				    int s __maybe_unused)
+{
+	struct deferred_callchain_config config;
+	struct fixture f;
+	int i;
+
+	deferred_callchain_config__init(&config);
+	config.max_queue = 2;
+	CHECK(!fixture__init_session(&f, &config));
+	CHECK(!sample(&f, 40, 1 * MS, 1, 0x4000000001, NULL));
+	CHECK(!sample(&f, 10, 2 * MS, 1, 0x1100000001, NULL));
+	for (i = 0; i < 4; i++) {
+		CHECK(!sample(&f, 20, (3 + i) * MS, 1, 0x2000000001ULL + i, NULL));
+		CHECK(!record(&f, 20, (3 + i) * MS + 1, 0x2000000001ULL + i, 1));
+	}
+	/* Both waiting samples are out of the queue, tid 20's went out. */
+	CHECK(f.nr_out == 4 && f.out[3].tid == 20);
+	CHECK(!task_exit(&f, 10, 8 * MS));
+	CHECK(f.nr_out == 4);
+	CHECK(!record(&f, 10, 8 * MS + 50000, 0x1100000001, 2));
+	/* Tid 40's still waits: tid 10's EXIT is held behind it too. */
+	CHECK(f.nr_out == 5 && f.out[4].tid == 10 && stitched(&f.out[4], 2));
+	CHECK(!task_exit(&f, 30, 9 * MS));
+	CHECK(!task_fork(&f, 10, 10 * MS));
+	CHECK(f.nr_out == 7 && f.out[5].type == PERF_RECORD_EXIT && f.out[5].tid == 10);
+	CHECK(f.out[6].type == PERF_RECORD_FORK);
+	/* Tid 40's goes out, then the EXIT held for it. */
+	CHECK(!record(&f, 40, 11 * MS, 0x4000000001, 1));
+	CHECK(!sample(&f, 20, 12 * MS, 1, 0x2000000005, NULL));
+	CHECK(!record(&f, 20, 12 * MS + 1, 0x2000000005, 1));
+	CHECK(f.nr_out == 10 && f.out[7].tid == 40 && stitched(&f.out[7], 1));
+	CHECK(f.out[8].type == PERF_RECORD_EXIT && f.out[8].tid == 30);
+	CHECK(f.out[9].tid == 20);
+	CHECK(stats(&f)->delivered_late == 2);
+	CHECK(!deferred_callchain__flush(f.dc));
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
 static int test__deferred_cross_cpu(struct test_suite *t __maybe_unused, int s __maybe_unused)
 {
 	struct fixture f;
@@ -967,6 +1013,7 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("A record lives until evidence ends it", deferred_record_life),
 	TEST_CASE("One damaged time does not move the clock", deferred_clock),
 	TEST_CASE("Pending and queue caps", deferred_cap),
+	TEST_CASE("An EXIT waits for its task's late samples", deferred_exit_held),
 	TEST_CASE("Interleaved tasks across CPUs", deferred_cross_cpu),
 	TEST_CASE("Malformed and boundary records", deferred_malformed),
 	TEST_CASE("Frame pointer walk of a stack snapshot", deferred_snapshot),

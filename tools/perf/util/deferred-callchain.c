@@ -166,7 +166,9 @@ struct deferred_callchain {
 	struct list_head		waiting;	/* DC_WAITING, oldest first */
 	struct list_head		recent;		/* tasks with ->recs, oldest first */
 	struct list_head		exits;		/* exited tasks that wait, oldest first */
+	struct list_head		exits_held;	/* EXIT events behind late samples */
 	u64				nr_queued;
+	u64				nr_late;	/* pushed out of the queue, waiting */
 	u64				nr_waiting;
 	u64				waiting_bytes;	/* of the DC_WAITING entries */
 	u64				held_bytes;	/* of every entry, queued or waiting */
@@ -221,6 +223,7 @@ struct deferred_callchain *deferred_callchain__new(struct evlist *evlist,
 	INIT_LIST_HEAD(&dc->waiting);
 	INIT_LIST_HEAD(&dc->recent);
 	INIT_LIST_HEAD(&dc->exits);
+	INIT_LIST_HEAD(&dc->exits_held);
 	INIT_LIST_HEAD(&dc->blocks);
 	INIT_LIST_HEAD(&dc->entry_cache);
 	deferred_callchain_config__init(&dc->config);
@@ -491,6 +494,64 @@ static void dc_entry__free(struct deferred_callchain *dc, struct dc_entry *e)
 }
 
 /*
+ * A waiting sample the budget pushed out of the queue goes out after
+ * events that came after it.  Its task's EXIT must not be one of them:
+ * the tool drops an exited task's thread (machine__process_exit_event()),
+ * and the sample would resolve against a new one, without comm or maps.
+ * So while any such sample waits, EXITs are held, in order, and follow
+ * the queue once the last one is out.  An execve's samples out of the
+ * queue (dc__task_exec()) do not count: they go out after the COMM, in
+ * the maps the exec brings, and the EXIT before them is the old leader's
+ * (de_thread()).  Keeping every exited thread for
+ * the whole session instead (symbol_conf.keep_exited_threads) made perf
+ * script 7% slower with 50,000 short-lived tasks.
+ */
+static bool dc__hold_exit(struct deferred_callchain *dc, struct dc_entry *e)
+{
+	if (!dc->nr_late || e->state != DC_EVENT || e->event->header.type != PERF_RECORD_EXIT)
+		return false;
+	list_add_tail(&e->queue_node, &dc->exits_held);
+	return true;
+}
+
+/* No sample is late now: the held EXITs go out behind what is queued. */
+static void dc__release_exits(struct deferred_callchain *dc)
+{
+	struct dc_entry *e, *tmp;
+
+	list_for_each_entry_safe(e, tmp, &dc->exits_held, queue_node) {
+		/* The queue stays in time order: see dc__task_mmap(). */
+		e->time = max(e->time, dc->now);
+		list_move_tail(&e->queue_node, &dc->queue);
+		dc->nr_queued++;
+	}
+}
+
+/*
+ * A FORK or COMM of @tid while the EXIT of the task that had it is held:
+ * a new task has the tid (a FORK reusing it, or de_thread() giving it to
+ * the thread that exec'd), so the EXIT goes first, else the tool would
+ * drop the new task's thread.  Held EXITs are older than all that is
+ * queued (they were at its head, or it was empty), so this keeps order.
+ */
+static int dc__release_exit_of(struct deferred_callchain *dc, struct machine *machine, int tid)
+{
+	struct dc_entry *e, *tmp;
+	int ret = 0;
+
+	list_for_each_entry_safe(e, tmp, &dc->exits_held, queue_node) {
+		if (e->machine != machine || (int)e->event->fork.tid != tid)
+			continue;
+		list_del_init(&e->queue_node);
+		ret = dc_entry__deliver(dc, e);
+		dc_entry__free(dc, e);
+		if (ret)
+			break;
+	}
+	return ret;
+}
+
+/*
  * The fate of a waiting sample is known: stitched with @rec, or no record.
  * A sample still in the queue is delivered when it reaches the head; one the
  * window already pushed out is delivered now, out of order.
@@ -498,6 +559,7 @@ static void dc_entry__free(struct deferred_callchain *dc, struct dc_entry *e)
 static int dc__resolve(struct deferred_callchain *dc, struct dc_entry *e,
 		       struct dc_record *rec)
 {
+	bool late = list_empty(&e->queue_node);
 	int ret = 0;
 
 	list_del_init(&e->task_node);
@@ -513,7 +575,7 @@ static int dc__resolve(struct deferred_callchain *dc, struct dc_entry *e,
 		if (e->exited)
 			dc->stats.exited++;
 	}
-	if (list_empty(&e->queue_node) && e->at_exec) {
+	if (late && e->at_exec) {
 		/*
 		 * The samples of an execve resolve in the maps the exec
 		 * brings (their record is the new program's _start): those
@@ -524,10 +586,13 @@ static int dc__resolve(struct deferred_callchain *dc, struct dc_entry *e,
 		dc->stats.exec_late++;
 		list_add_tail(&e->queue_node, &dc->queue);
 		dc->nr_queued++;
-	} else if (list_empty(&e->queue_node)) {
+	} else if (late) {
 		dc->stats.delivered_late++;
 		ret = dc_entry__deliver(dc, e);
 		dc_entry__free(dc, e);
+		/* After it: it came before any EXIT held for it. */
+		if (!--dc->nr_late)
+			dc__release_exits(dc);
 	}
 	return ret;
 }
@@ -643,10 +708,13 @@ static int dc__drain(struct deferred_callchain *dc, enum dc_flush why)
 			/* Out of the queue, still waiting on its task. */
 			list_del_init(&e->queue_node);
 			dc->nr_queued--;
+			dc->nr_late++;
 			continue;
 		}
 		list_del_init(&e->queue_node);
 		dc->nr_queued--;
+		if (dc__hold_exit(dc, e))
+			continue;
 		ret = dc_entry__deliver(dc, e);
 		dc_entry__free(dc, e);
 		if (ret)
@@ -716,8 +784,11 @@ static int dc__deliver_through(struct deferred_callchain *dc, struct dc_entry *l
 		dc->nr_queued--;
 		if (e->state == DC_WAITING) {
 			dc->late_why |= DC_LATE_FORK;
+			dc->nr_late++;
 			continue;
 		}
+		if (dc__hold_exit(dc, e))
+			continue;
 		ret = dc_entry__deliver(dc, e);
 		dc_entry__free(dc, e);
 	}
@@ -730,9 +801,10 @@ static int dc__deliver_through(struct deferred_callchain *dc, struct dc_entry *l
  * which writes the EXIT, before unwind_deferred_task_exit(), which writes
  * the record of the last kernel entry (on 7.2 with -a it came ~50 us AFTER
  * the EXIT).  So in time order they wait on, for the window after the
- * EXIT (dc__drain()), and the EXIT goes on to the tool at once: the
- * thread stays, exited (symbol_conf.keep_exited_threads), for samples
- * delivered after it.  While anything is held, the task is kept for that
+ * EXIT (dc__drain()), and the EXIT waits behind them in the queue, or,
+ * for a sample already out of it, until that one is out (dc__hold_exit()):
+ * the tool's thread goes only after them.  While anything is held, the
+ * task is kept for that
  * window, so that a FORK reusing its tid finds what is left of it.
  * Without time order the EXIT proves nothing; the samples wait as any do.
  */
@@ -1061,7 +1133,11 @@ static int dc__hold_event(struct deferred_callchain *dc, union perf_event *event
 {
 	struct dc_entry *e;
 
-	if (!dc->ops.event || list_empty(&dc->queue))
+	if (!dc->ops.event)
+		return DEFERRED_CALLCHAIN__PASS;
+	/* Nothing queued: it goes on, but an EXIT behind a late sample. */
+	if (list_empty(&dc->queue) &&
+	    !(dc->nr_late && event->header.type == PERF_RECORD_EXIT))
 		return DEFERRED_CALLCHAIN__PASS;
 	e = dc_entry__new(dc, event, sample, machine, ts != (u64)-1 ? ts : dc->now, DC_EVENT);
 	if (!e)
@@ -1279,7 +1355,8 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
 		ret = dc__task_exit(dc, machine, event->fork.tid, ts);
 		break;
 	case PERF_RECORD_FORK:
-		ret = dc__task_fork(dc, machine, event->fork.tid);
+		ret = dc__task_fork(dc, machine, event->fork.tid) ?:
+		      dc__release_exit_of(dc, machine, event->fork.tid);
 		break;
 	case PERF_RECORD_MMAP:
 		ahead = dc__task_mmap(dc, machine, event->mmap.tid, event->mmap.filename,
@@ -1290,8 +1367,9 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
 				      dc__event_bytes_from(event, event->mmap2.filename));
 		break;
 	case PERF_RECORD_COMM:
+		ret = dc__release_exit_of(dc, machine, event->comm.tid);
 		/* What the execve's samples held goes out before the COMM. */
-		if (event->header.misc & PERF_RECORD_MISC_COMM_EXEC)
+		if (!ret && (event->header.misc & PERF_RECORD_MISC_COMM_EXEC))
 			ret = dc__task_exec(dc, machine, event->comm.pid, event->comm.tid) ?:
 			      dc__drain(dc, DC_FLUSH__SETTLED);
 		break;
@@ -1312,6 +1390,9 @@ int deferred_callchain__flush(struct deferred_callchain *dc)
 		if (ret)
 			return ret;
 	}
+	/* None waits now: no EXIT is held (dc__hold_exit()). */
+	dc->nr_late = 0;
+	dc__release_exits(dc);
 	return dc__drain(dc, DC_FLUSH__FINAL);
 }
 
@@ -1327,6 +1408,8 @@ void deferred_callchain__delete(struct deferred_callchain *dc)
 	list_for_each_entry_safe(e, tmp, &dc->queue, queue_node)
 		dc_entry__exit(dc, e);
 	list_for_each_entry_safe(e, tmp, &dc->waiting, wait_node)
+		dc_entry__exit(dc, e);
+	list_for_each_entry_safe(e, tmp, &dc->exits_held, queue_node)
 		dc_entry__exit(dc, e);
 	list_for_each_entry_safe(block, tmp_block, &dc->blocks, node)
 		free(block);

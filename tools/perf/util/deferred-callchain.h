@@ -36,13 +36,15 @@
  *    stream proves it never will: window_ns passed after the task's exit
  *    (on 7.2 the record of a task's last kernel entry can come after its
  *    EXIT), a record of a later kernel entry of the same task arrives, the
- *    pending cap evicts it, or the input ends.  So samples may go out after
- *    their task's EXIT: the tool keeps exited threads
- *    (symbol_conf.keep_exited_threads, which
- *    perf_session__deferred_callchain() sets), for them to resolve.  It
- *    then gets the user frames the caller's walk finds in the sample's
- *    user stack snapshot (deferred_callchain__set_walk(): the session's is
- *    unwind_sframe__walk_deferred()); this module unwinds nothing itself.
+ *    pending cap evicts it, or the input ends.  The EXIT goes to
+ *    ops->event after the task's samples, even one the budget pushed out
+ *    of the queue, so that they resolve against the task's thread, which
+ *    the tool drops at the EXIT; without ops->event the tool must keep
+ *    exited threads (symbol_conf.keep_exited_threads).  A sample that
+ *    gets no record then gets the user frames the caller's walk finds in
+ *    its user stack snapshot (deferred_callchain__set_walk(): the
+ *    session's is unwind_sframe__walk_deferred()); this module unwinds
+ *    nothing itself.
  *    Without a walk, or when it finds nothing, the callchain ends with a
  *    bare PERF_CONTEXT_USER_DEFERRED, which callchain resolution shows as
  *    "[user stack lost]".
@@ -299,11 +301,11 @@ void deferred_callchain__set_live(struct deferred_callchain *dc, bool live);
  *    handed back to ops->sample in order, complete.
  *  - PERF_RECORD_CALLCHAIN_DEFERRED: taken; stitches the task's samples.
  *  - PERF_RECORD_EXIT: the task's waiting samples wait on for window_ns
- *    (their record may come after the EXIT), then fall back; they resolve
- *    against the exited thread, which the tool keeps
- *    (symbol_conf.keep_exited_threads).
+ *    (their record may come after the EXIT), then fall back.  The EXIT
+ *    goes out after them, held while any sample out of the queue waits.
  *  - PERF_RECORD_FORK: a tid reused while its exited task still has
- *    samples waiting: those get no record.
+ *    samples waiting: those get no record.  A FORK or COMM of a tid whose
+ *    old task's EXIT is held sends that EXIT out first.
  *  - PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC: see de_thread above.
  *  - these and anything else: held behind the held samples, to
  *    ops->event, when the caller gave one; else PASS, the caller delivers
