@@ -731,6 +731,104 @@ class TestGenerated(Base):
         comms = [s.comm for s in perf_script.samples(out, 'comm,tid,ip')]
         self.assertEqual(comms, ['other', 'child1', 'child2'], out)
 
+    def test_exit_after_late_sample(self):
+        """A sample the queue budget pushed out (call-graph.defer-queue)
+        whose record comes 50 us after its task's EXIT, as on 7.2: the
+        EXIT reaches the tool after the sample, so that it resolves
+        against its own task's comm and maps, then the thread goes.  The
+        EXIT used to go first, and the thread stayed only because every
+        exited thread was kept for the whole session."""
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        t = 10**6
+        w.comm(200, 200, 'leaving', time=10)
+        w.mmap2(200, 200, U, 0x1000, 0x1000, workload_path(), time=11)
+        w.comm(300, 300, 'other', time=12)
+        w.sample(K, 200, 200, t, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
+                                            cookie(0, 1)])
+        for i in range(8):                  # past the queue of 4 below
+            ck = cookie(0, 2 + i)
+            w.sample(K + 8, 300, 300, t + 100 + i * 100,
+                     callchain=[CONTEXT_KERNEL, K + 8, CONTEXT_USER_DEFERRED, ck])
+            w.deferred(ck, [U + 0x300], 300, 300, t + 150 + i * 100)
+        w.exit(200, 200, 200, 200, time=t + 2000)
+        w.deferred(cookie(0, 1), [U + 0x205], 200, 200, t + 52000)
+        w.sample(K + 8, 300, 300, t + 60000,
+                 callchain=[CONTEXT_KERNEL, K + 8, CONTEXT_USER_DEFERRED, cookie(0, 20)])
+        w.deferred(cookie(0, 20), [U + 0x300], 300, 300, t + 60100)
+        w.finished_round()
+        p = w.save(self.path('a.data'))
+        cfg = self.path('perfconfig')
+        with open(cfg, 'w') as f:
+            f.write('[call-graph]\n\tdefer-queue = 4\n')
+        env = dict(os.environ, PERF_CONFIG=cfg)
+        fields = 'comm,tid,ip,sym,dso'
+        r = self.script(p, env=env, fields=fields, extra=['--show-task-events'])
+        got = [s for s in perf_script.samples(
+            '\n'.join(line for line in r.stdout.splitlines() if 'PERF_RECORD' not in line),
+            fields) if s.tid == 200]
+        self.assertEqual(len(got), 1, r.stdout)
+        self.assertEqual(got[0].comm, 'leaving', r.stdout)
+        self.assertIn('do_cheap_syscalls', r.stdout)
+        # Out of order, as counted, but the EXIT after it.
+        lines = r.stdout.splitlines()
+        frame_at = next(i for i, line in enumerate(lines) if 'do_cheap_syscalls' in line)
+        exit_at = next(i for i, line in enumerate(lines) if 'PERF_RECORD_EXIT(200:200)' in line)
+        self.assertLess(frame_at, exit_at, r.stdout)
+        self.assertStats(self.stats(p, env=env), stitched=10, delivered_out_of_order=1)
+
+    def test_tid_reuse_while_exit_held(self):
+        """The EXIT of task 200 held behind late samples (task 400's waits
+        for its record to the end) when a FORK reuses tid 200: that EXIT
+        goes out before the FORK, else it would drop the new task's
+        thread, whose sample would then show ":200"."""
+        w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
+        t = 10**6
+        w.comm(200, 200, 'leaving', time=10)
+        w.comm(300, 300, 'other', time=11)
+        w.comm(400, 400, 'blocked', time=12)
+        w.sample(K, 400, 400, t - 10, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
+                                                 cookie(0, 1)])
+        w.sample(K, 200, 200, t, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
+                                            cookie(0, 2)])
+        n = 3
+
+        def others(t0, count):
+            nonlocal n
+            for i in range(count):
+                ck = cookie(0, n)
+                n += 1
+                w.sample(K + 8, 300, 300, t0 + i * 100,
+                         callchain=[CONTEXT_KERNEL, K + 8, CONTEXT_USER_DEFERRED, ck])
+                w.deferred(ck, [U + 0x300], 300, 300, t0 + 50 + i * 100)
+        others(t + 100, 8)                  # past the queue of 4 below
+        w.exit(200, 200, 200, 200, time=t + 2000)
+        w.fork(200, 100, 200, 100, time=t + 3000)
+        w.comm(200, 200, 'newtask', time=t + 3001)
+        w.mmap2(200, 200, U, 0x1000, 0x1000, workload_path(), time=t + 3002)
+        ck = cookie(0, n)
+        n += 1
+        w.sample(U + 0x205, 200, 200, t + 4000, callchain=[CONTEXT_USER_DEFERRED, ck])
+        w.deferred(ck, [U + 0x205], 200, 200, t + 4100)
+        others(t + 5000, 8)
+        w.deferred(cookie(0, 1), [U + 0x400], 400, 400, t + 100000)
+        w.finished_round()
+        p = w.save(self.path('a.data'))
+        cfg = self.path('perfconfig')
+        with open(cfg, 'w') as f:
+            f.write('[call-graph]\n\tdefer-queue = 4\n')
+        env = dict(os.environ, PERF_CONFIG=cfg)
+        fields = 'comm,tid,ip,sym,dso'
+        r = self.script(p, env=env, fields=fields, extra=['--show-task-events'])
+        lines = r.stdout.splitlines()
+        got = [s for s in perf_script.samples(
+            '\n'.join(line for line in lines if 'PERF_RECORD' not in line), fields)
+            if s.tid == 200]
+        self.assertEqual([s.comm for s in got], ['leaving', 'newtask'], r.stdout)
+        self.assertIn('do_cheap_syscalls', r.stdout)
+        exit_at = next(i for i, line in enumerate(lines) if 'PERF_RECORD_EXIT(200:200)' in line)
+        fork_at = next(i for i, line in enumerate(lines) if 'PERF_RECORD_FORK(200:200)' in line)
+        self.assertLess(exit_at, fork_at, r.stdout)
+
     def test_sample_nr_past_the_event(self):
         """Found on f0be685 (also upstream 7.2), fixed in main by 928aec7: a
         SAMPLE of an event with defer_callchain whose callchain nr is larger
