@@ -755,26 +755,34 @@ class TestGenerated(Base):
         w.sample(K + 8, 300, 300, t + 60000,
                  callchain=[CONTEXT_KERNEL, K + 8, CONTEXT_USER_DEFERRED, cookie(0, 20)])
         w.deferred(cookie(0, 20), [U + 0x300], 300, 300, t + 60100)
+        out, got, env = self.small_queue_script(w, 200)
+        self.assertEqual([s.comm for s in got], ['leaving'], out)
+        # Out of order, as counted, but the EXIT after it.
+        self.assertLess(self.line_of(out, 'do_cheap_syscalls'),
+                        self.line_of(out, 'PERF_RECORD_EXIT(200:200)'), out)
+        self.assertStats(self.stats(self.last_path, env=env), stitched=10,
+                         delivered_out_of_order=1)
+
+    def small_queue_script(self, w, tid):
+        """perf script --show-task-events of @w's file with a queue of 4
+        samples: (its output, the samples of @tid, the environment)."""
         w.finished_round()
-        p = w.save(self.path('a.data'))
+        self.last_path = w.save(self.path('a.data'))
         cfg = self.path('perfconfig')
         with open(cfg, 'w') as f:
             f.write('[call-graph]\n\tdefer-queue = 4\n')
         env = dict(os.environ, PERF_CONFIG=cfg)
         fields = 'comm,tid,ip,sym,dso'
-        r = self.script(p, env=env, fields=fields, extra=['--show-task-events'])
-        got = [s for s in perf_script.samples(
-            '\n'.join(line for line in r.stdout.splitlines() if 'PERF_RECORD' not in line),
-            fields) if s.tid == 200]
-        self.assertEqual(len(got), 1, r.stdout)
-        self.assertEqual(got[0].comm, 'leaving', r.stdout)
-        self.assertIn('do_cheap_syscalls', r.stdout)
-        # Out of order, as counted, but the EXIT after it.
-        lines = r.stdout.splitlines()
-        frame_at = next(i for i, line in enumerate(lines) if 'do_cheap_syscalls' in line)
-        exit_at = next(i for i, line in enumerate(lines) if 'PERF_RECORD_EXIT(200:200)' in line)
-        self.assertLess(frame_at, exit_at, r.stdout)
-        self.assertStats(self.stats(p, env=env), stitched=10, delivered_out_of_order=1)
+        out = self.script(self.last_path, env=env, fields=fields,
+                          extra=['--show-task-events']).stdout
+        self.assertIn('do_cheap_syscalls', out)
+        samples = perf_script.samples('\n'.join(line for line in out.splitlines()
+                                                if 'PERF_RECORD' not in line), fields)
+        return out, [s for s in samples if s.tid == tid], env
+
+    @staticmethod
+    def line_of(out, text):
+        return next(i for i, line in enumerate(out.splitlines()) if text in line)
 
     def test_tid_reuse_while_exit_held(self):
         """The EXIT of task 200 held behind late samples (task 400's waits
@@ -811,23 +819,10 @@ class TestGenerated(Base):
         w.deferred(ck, [U + 0x205], 200, 200, t + 4100)
         others(t + 5000, 8)
         w.deferred(cookie(0, 1), [U + 0x400], 400, 400, t + 100000)
-        w.finished_round()
-        p = w.save(self.path('a.data'))
-        cfg = self.path('perfconfig')
-        with open(cfg, 'w') as f:
-            f.write('[call-graph]\n\tdefer-queue = 4\n')
-        env = dict(os.environ, PERF_CONFIG=cfg)
-        fields = 'comm,tid,ip,sym,dso'
-        r = self.script(p, env=env, fields=fields, extra=['--show-task-events'])
-        lines = r.stdout.splitlines()
-        got = [s for s in perf_script.samples(
-            '\n'.join(line for line in lines if 'PERF_RECORD' not in line), fields)
-            if s.tid == 200]
-        self.assertEqual([s.comm for s in got], ['leaving', 'newtask'], r.stdout)
-        self.assertIn('do_cheap_syscalls', r.stdout)
-        exit_at = next(i for i, line in enumerate(lines) if 'PERF_RECORD_EXIT(200:200)' in line)
-        fork_at = next(i for i, line in enumerate(lines) if 'PERF_RECORD_FORK(200:200)' in line)
-        self.assertLess(exit_at, fork_at, r.stdout)
+        out, got, _ = self.small_queue_script(w, 200)
+        self.assertEqual([s.comm for s in got], ['leaving', 'newtask'], out)
+        self.assertLess(self.line_of(out, 'PERF_RECORD_EXIT(200:200)'),
+                        self.line_of(out, 'PERF_RECORD_FORK(200:200)'), out)
 
     def test_sample_nr_past_the_event(self):
         """Found on f0be685 (also upstream 7.2), fixed in main by 928aec7: a
