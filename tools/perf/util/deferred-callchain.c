@@ -502,9 +502,9 @@ static void dc_entry__free(struct deferred_callchain *dc, struct dc_entry *e)
  * the queue once the last one is out.  An execve's samples out of the
  * queue (dc__task_exec()) do not count: they go out after the COMM, in
  * the maps the exec brings, and the EXIT before them is the old leader's
- * (de_thread()).  Keeping every exited thread for
- * the whole session instead (symbol_conf.keep_exited_threads) made perf
- * script 7% slower with 50,000 short-lived tasks.
+ * (de_thread()).  Keeping every exited thread for the whole session
+ * instead (symbol_conf.keep_exited_threads) made perf script 7% slower
+ * with 50,000 short-lived tasks.
  */
 static bool dc__hold_exit(struct deferred_callchain *dc, struct dc_entry *e)
 {
@@ -804,8 +804,8 @@ static int dc__deliver_through(struct deferred_callchain *dc, struct dc_entry *l
  * EXIT (dc__drain()), and the EXIT waits behind them in the queue, or,
  * for a sample already out of it, until that one is out (dc__hold_exit()):
  * the tool's thread goes only after them.  While anything is held, the
- * task is kept for that
- * window, so that a FORK reusing its tid finds what is left of it.
+ * task is kept for that window, so that a FORK reusing its tid finds what
+ * is left of it.
  * Without time order the EXIT proves nothing; the samples wait as any do.
  */
 static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine, int tid,
