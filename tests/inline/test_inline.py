@@ -122,6 +122,32 @@ class TestInline(common.PerfTestCase):
         self.assertNotIn('cannot be indexed', ours.stderr)
         self.assertIn('libdw inline index: %s: CU' % prog, ours.stderr)
 
+    def test_libdw_alone_below_64k(self):
+        """libdw alone (addr2line.style = libdw) answers below 64 KiB too.
+        libdwfl places a PIE at 64 KiB: looked up by its file address, an
+        address below that missed the module and fell to the next style
+        (LLVM's, which parses the whole DWARF again). Most of this small
+        program's .text is there."""
+        low = set(inlinedata.runtime_addr(self.prog, a)
+                  for a in self.addrs if a < 0x10000)
+        self.assertGreater(len(low), len(self.addrs) // 2)
+        cfg = os.path.join(self.tmp, 'libdw-alone.config')
+        with open(cfg, 'w') as f:
+            f.write('[addr2line]\n\tstyle = libdw\n')
+        fields = ('-F', 'ip,sym,symoff,dso,srcline')
+        alone = common.run([common.PERF, 'script', '-i', self.data] + list(fields),
+                           env=dict(os.environ, PERF_CONFIG=cfg)).stdout
+        alone = inlinedata.srclines(alone)
+        every = inlinedata.srclines(self.script(common.PERF, *fields))
+        checked = 0
+        for addr in sorted(low):
+            # where DWARF has no line, the styles word "none" differently
+            if any(s.startswith('??') or s.endswith(':0') for s in every[addr]):
+                continue
+            self.assertEqual(alone[addr], every[addr], '%#x' % addr)
+            checked += 1
+        self.assertGreater(checked, len(low) // 2)
+
     def test_index_reported(self):
         """-v tells what the index of each CU costs."""
         r = common.run([common.PERF, 'script', '-v', '-i', self.data])
