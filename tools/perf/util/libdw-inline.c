@@ -281,9 +281,19 @@ static int cu_index__walk(struct libdw_cu_index *idx, Dwarf_Die *parent,
 			return -EINVAL;
 		if (scope.getfuncs && tag == DW_TAG_imported_unit)
 			*imports = true;
-		if (tag == DW_TAG_subprogram && scope.getfuncs &&
-		    !dwarf_hasattr(&child, DW_AT_declaration))
-			handed_out = true;
+		if (tag == DW_TAG_subprogram && scope.getfuncs) {
+			if (!dwarf_hasattr(&child, DW_AT_declaration))
+				handed_out = true;
+			else if (!scope.in_func)
+				/*
+				 * A declaration has no code, and what is under
+				 * it (parameters) has none either: nothing
+				 * there can be in a chain.  Most DIEs of a C++
+				 * CU are the parameters of member function
+				 * declarations, in its classes.
+				 */
+				sub.getfuncs = false;
+		}
 		if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) &&
 		    (scope.in_func || handed_out)) {
 			n = cu_index__add_die(idx, &child, off, tag);
