@@ -282,16 +282,16 @@ static int cu_index__walk(struct libdw_cu_index *idx, Dwarf_Die *parent,
 		if (scope.getfuncs && tag == DW_TAG_imported_unit)
 			*imports = true;
 		if (tag == DW_TAG_subprogram && scope.getfuncs) {
-			if (!dwarf_hasattr(&child, DW_AT_declaration))
-				handed_out = true;
-			else if (!scope.in_func)
-				/*
-				 * A declaration has no code, and what is under
-				 * it (parameters) has none either: nothing
-				 * there can be in a chain.  Most DIEs of a C++
-				 * CU are the parameters of member function
-				 * declarations, in its classes.
-				 */
+			bool decl = dwarf_hasattr(&child, DW_AT_declaration);
+
+			handed_out = !decl;
+			/*
+			 * A declaration has no code, and what is under it
+			 * (parameters) has none either: nothing there can be
+			 * in a chain.  Most DIEs of a C++ CU are the parameters
+			 * of member function declarations, in its classes.
+			 */
+			if (decl && !scope.in_func)
 				sub.getfuncs = false;
 		}
 		if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) &&
