@@ -37,6 +37,8 @@
 
 struct delivered {
 	u32 tid;
+	u32 cpu;
+	u64 file_offset;
 	u64 time;
 	u16 type;
 	u64 nr;
@@ -50,6 +52,9 @@ struct fixture {
 	struct deferred_callchain *dc;
 	struct delivered out[MAX_OUT];
 	int nr_out;
+	int nr_fed;
+	int nr_parsed;		/* by parse_again() */
+	u64 bad_time;		/* parse_again() fails for events of this time */
 	u64 buf[1024];
 };
 
@@ -64,6 +69,8 @@ static int collect(struct deferred_callchain *dc __maybe_unused, union perf_even
 		return -ENOSPC;
 	d = &f->out[f->nr_out++];
 	d->tid = sample->tid;
+	d->cpu = sample->cpu;
+	d->file_offset = sample->file_offset;
 	d->time = sample->time;
 	d->type = event->header.type;
 	d->nr = 0;
@@ -158,6 +165,9 @@ static int feed(struct fixture *f, union perf_event *event)
 
 	perf_sample__init(&sample, /*all=*/true);
 	ret = evsel__parse_sample(f->evsel, event, &sample);
+	/* Where a file would have it, and a caller's fix-up, as a session's. */
+	sample.file_offset = ++f->nr_fed * 64;
+	sample.cpu = 7;
 	if (!ret)
 		ret = deferred_callchain__event(f->dc, event, &sample, f->machine);
 	/* What it passes the caller delivers: checked in order with the samples. */
@@ -815,6 +825,71 @@ static int test__deferred_malformed(struct test_suite *t __maybe_unused, int s _
 	return TEST_OK;
 }
 
+/* A caller's parse, as perf_session__parse_sample(): its fix-up included. */
+static int parse_again(struct deferred_callchain *dc __maybe_unused, union perf_event *event,
+		       u64 file_offset, struct perf_sample *sample, void *data)
+{
+	struct fixture *f = data;
+	int ret = evsel__parse_sample(f->evsel, event, sample);
+
+	f->nr_parsed++;
+	if (ret)
+		return ret;
+	if (sample->time == f->bad_time)
+		return -EFAULT;
+	sample->file_offset = file_offset;
+	sample->cpu = 7;
+	return 0;
+}
+
+static const struct deferred_callchain_ops collect_parse_ops = {
+	.sample	= collect,
+	.event	= collect,
+	.parse	= parse_again,
+};
+
+static int test__deferred_parse_again(struct test_suite *t __maybe_unused,
+				      int s __maybe_unused)
+{
+	struct fixture f;
+
+	CHECK(!fixture__init(&f, false, NULL));
+	deferred_callchain__delete(f.dc);
+	f.dc = deferred_callchain__new(f.evlist, &collect_parse_ops, &f);
+	CHECK(f.dc);
+	/* Its record came first, nothing held: out at once, as it came. */
+	CHECK(!record(&f, 11, 1 * MS, 0x100000001, 2));
+	CHECK(!sample(&f, 11, 2 * MS, 0, 0x100000001, NULL));
+	CHECK(f.nr_out == 1 && f.nr_parsed == 0 && stitched(&f.out[0], 2));
+	CHECK(f.out[0].file_offset == 2 * 64 && f.out[0].cpu == 7);
+	/* Held: a waiting sample, and a FORK and a sample behind it. */
+	CHECK(!sample(&f, 10, 3 * MS, 2, 0x200000001, NULL));
+	CHECK(!task_fork(&f, 12, 4 * MS));
+	CHECK(!sample(&f, 12, 5 * MS, 2, 0x300000001, NULL));
+	CHECK(!record(&f, 12, 6 * MS, 0x300000001, 3));
+	CHECK(f.nr_out == 1);
+	CHECK(!record(&f, 10, 7 * MS, 0x200000001, 4));
+	CHECK(f.nr_out == 4 && f.nr_parsed == 3);
+	/* Each parsed again from its own bytes, with the caller's fix-up. */
+	CHECK(stitched(&f.out[1], 4) && f.out[1].tid == 10 && f.out[1].time == 3 * MS);
+	CHECK(f.out[2].type == PERF_RECORD_FORK && f.out[2].tid == 12);
+	CHECK(stitched(&f.out[3], 3) && f.out[3].tid == 12);
+	CHECK(f.out[1].file_offset == 3 * 64 && f.out[2].file_offset == 4 * 64 &&
+	      f.out[3].file_offset == 5 * 64);
+	CHECK(f.out[1].cpu == 7 && f.out[2].cpu == 7 && f.out[3].cpu == 7);
+	/* One that does not parse again is dropped and counted, not the rest. */
+	f.bad_time = 9 * MS;
+	CHECK(!sample(&f, 10, 8 * MS, 2, 0x400000001, NULL));
+	CHECK(!sample(&f, 12, 9 * MS, 2, 0x500000001, NULL));
+	CHECK(!sample(&f, 13, 10 * MS, 2, 0x600000001, NULL));
+	CHECK(!deferred_callchain__flush(f.dc));
+	CHECK(f.nr_out == 6 && stats(&f)->unparsed == 1);
+	CHECK(f.out[4].time == 8 * MS && lost(&f.out[4]));
+	CHECK(f.out[5].time == 10 * MS && lost(&f.out[5]));
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
 static int test__deferred_snapshot(struct test_suite *t __maybe_unused, int s __maybe_unused)
 {
 	const u64 frames[] = { 3 };
@@ -1016,6 +1091,7 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("An EXIT waits for its task's late samples", deferred_exit_held),
 	TEST_CASE("Interleaved tasks across CPUs", deferred_cross_cpu),
 	TEST_CASE("Malformed and boundary records", deferred_malformed),
+	TEST_CASE("Held events are parsed again as the caller parsed them", deferred_parse_again),
 	TEST_CASE("Frame pointer walk of a stack snapshot", deferred_snapshot),
 	TEST_CASE("SFrame walk of a stack snapshot", deferred_snapshot_sframe),
 	{	.name = NULL, }

@@ -129,8 +129,7 @@ struct dc_entry {
 	bool			at_exec;
 	/* In an execve past its COMM: the exec's MMAPs go ahead of it. */
 	bool			maps_ahead;
-	/* As the caller parsed it, pointing into ->event: parsed once. */
-	struct perf_sample	sample;
+	u64			file_offset;	/* the caller's, for ops->parse */
 	/* The copy of the event: ->inline_event, or malloc'd when bigger. */
 	union perf_event	*event;
 	u64			inline_event[DC_INLINE_EVENT / sizeof(u64)];
@@ -446,11 +445,46 @@ static int dc__deliver(struct deferred_callchain *dc, union perf_event *event,
 	return dc->ops.sample(dc, event, sample, machine, dc->data);
 }
 
+/* Without ops->parse: as perf top parses, by the evlist. */
+static int dc__parse(struct deferred_callchain *dc, union perf_event *event, u64 file_offset,
+		     struct perf_sample *sample)
+{
+	int ret;
+
+	if (dc->ops.parse)
+		return dc->ops.parse(dc, event, file_offset, sample, dc->data);
+	ret = evlist__parse_sample(dc->evlist, event, sample);
+	sample->file_offset = file_offset;
+	return ret;
+}
+
+/*
+ * A held event goes out parsed again, as ordered_events delivers its
+ * events: an entry keeps the event's bytes only.  Keeping the caller's
+ * struct perf_sample too (336 bytes) nearly doubled it, and with 3,000
+ * tasks the held entries pushed the tool's callchain tree out of the
+ * cache: a second parse costs less than those misses (bench/deferred).
+ */
 static int dc_entry__deliver(struct deferred_callchain *dc, struct dc_entry *e)
 {
-	if (e->state == DC_EVENT)
-		return dc->ops.event(dc, e->event, &e->sample, e->machine, dc->data);
-	return dc__deliver(dc, e->event, &e->sample, e->machine, e->state, e->rec);
+	struct perf_sample sample;
+	int ret;
+
+	perf_sample__init(&sample, /*all=*/false);
+	ret = dc__parse(dc, e->event, e->file_offset, &sample);
+	if (ret) {
+		/* It parsed when it came: the caller's parse changed. */
+		pr_warning("WARNING: at offset %#" PRIx64 ": %s held for deferred callchains does not parse again (%d): dropped\n",
+			   e->file_offset, perf_event__name(e->event->header.type), ret);
+		dc->stats.unparsed++;
+		ret = 0;
+	} else if (e->state == DC_EVENT) {
+		ret = dc->ops.event(dc, e->event, &sample, e->machine, dc->data);
+	} else {
+		ret = dc__deliver(dc, e->event, &sample, e->machine, e->state, e->rec);
+	}
+	perf_sample__exit(&sample);
+	return ret;
 }
 
 /* A free entry: a cached one, else the next of the newest block. */
@@ -479,7 +513,6 @@ static struct dc_entry *dc__alloc_entry(struct deferred_callchain *dc)
 static void dc_entry__exit(struct deferred_callchain *dc, struct dc_entry *e)
 {
 	dc->held_bytes -= e->size;
-	perf_sample__exit(&e->sample);
 	list_del(&e->wait_node);
 	dc_record__put(dc, e->rec);
 	if (e->event != (union perf_event *)e->inline_event)
@@ -1039,47 +1072,7 @@ static int dc__deliver_now(struct deferred_callchain *dc, union perf_event *even
 	return ret ?: dc__drain(dc, DC_FLUSH__SETTLED);
 }
 
-/* @ptr pointed into @from, now copied to @to: point into the copy. */
-static void *dc__rebase(const void *ptr, const union perf_event *from, union perf_event *to)
-{
-	uintptr_t p = (uintptr_t)ptr, start = (uintptr_t)from;
-
-	if (p < start || p >= start + from->header.size)
-		return (void *)ptr;
-	return (u8 *)to + (p - start);
-}
-
-/*
- * Keep the caller's parsed @sample with the copy of @event: its pointers
- * into the event now point into the copy, and the entry takes over its
- * register dumps (the caller's perf_sample__exit() then frees nothing).
- */
-static void dc_entry__take_sample(struct dc_entry *e, const union perf_event *event,
-				  struct perf_sample *sample)
-{
-	union perf_event *copy = e->event;
-	struct perf_sample *s = &e->sample;
-	const struct evsel *evsel = sample->evsel;
-
-	*s = *sample;
-	s->raw_data = dc__rebase(s->raw_data, event, copy);
-	s->callchain = dc__rebase(s->callchain, event, copy);
-	s->branch_stack = dc__rebase(s->branch_stack, event, copy);
-	s->branch_stack_cntr = dc__rebase(s->branch_stack_cntr, event, copy);
-	s->user_stack.data = dc__rebase(s->user_stack.data, event, copy);
-	s->aux_sample.data = dc__rebase(s->aux_sample.data, event, copy);
-	/* A union: without PERF_FORMAT_GROUP, one.id is where values is. */
-	if (evsel && (evsel->core.attr.read_format & PERF_FORMAT_GROUP))
-		s->read.group.values = dc__rebase(s->read.group.values, event, copy);
-	if (s->user_regs)
-		s->user_regs->regs = dc__rebase(s->user_regs->regs, event, copy);
-	if (s->intr_regs)
-		s->intr_regs->regs = dc__rebase(s->intr_regs->regs, event, copy);
-	sample->user_regs = NULL;
-	sample->intr_regs = NULL;
-}
-
-/* A copy of @event, parsed into @sample, at the tail of the reorder queue. */
+/* A copy of @event at the tail of the reorder queue: parsed again to go out. */
 static struct dc_entry *dc_entry__new(struct deferred_callchain *dc, union perf_event *event,
 				      struct perf_sample *sample, struct machine *machine,
 				      u64 time, enum dc_state state)
@@ -1089,7 +1082,7 @@ static struct dc_entry *dc_entry__new(struct deferred_callchain *dc, union perf_
 
 	if (!e)
 		return NULL;
-	memset(e, 0, offsetof(struct dc_entry, sample));
+	memset(e, 0, offsetof(struct dc_entry, file_offset));
 	e->event = (union perf_event *)e->inline_event;
 	if (event->header.size > sizeof(e->inline_event)) {
 		e->event = malloc(event->header.size);
@@ -1100,7 +1093,7 @@ static struct dc_entry *dc_entry__new(struct deferred_callchain *dc, union perf_
 		size += event->header.size;
 	}
 	memcpy(e->event, event, event->header.size);
-	dc_entry__take_sample(e, event, sample);
+	e->file_offset = sample->file_offset;
 	INIT_LIST_HEAD(&e->wait_node);
 	INIT_LIST_HEAD(&e->task_node);
 	e->machine = machine;
@@ -1464,6 +1457,7 @@ size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *
 		{ "exec maps ahead",		s->exec_maps_ahead },
 		{ "bad user entries dropped",	s->bad_user_ips },
 		{ "damaged times not trusted",	s->bad_times },
+		{ "held, did not parse again",	s->unparsed },
 	};
 	size_t i, printed = 0;
 

@@ -112,6 +112,7 @@ struct deferred_callchain_stats {
 	u64 exec_moved;		/* waiting samples moved to their leader's tid at exec */
 	u64 exec_late;		/* samples of an execve, delivered with its record */
 	u64 exec_maps_ahead;	/* exec MMAPs moved ahead of the execve's samples */
+	u64 unparsed;		/* held events that did not parse again: dropped */
 };
 
 struct deferred_callchain_config {
@@ -139,9 +140,9 @@ struct deferred_callchain_config {
 #define DEFERRED_CALLCHAIN_MAX_QUEUE	(16 * 1024 * 1024)
 #define DEFERRED_CALLCHAIN_MAX_PENDING	(1024 * 1024)
 /*
- * 512 MiB: ~110k samples with the default 2 KiB snapshot (~4.8 KiB each),
- * ~750k without one (~700 bytes: an entry with its parsed sample); real
- * 7.2 recordings never had more than a few thousand waiting.
+ * 512 MiB: ~115k samples with the default 2 KiB snapshot (~4.5 KiB each),
+ * ~1.4M without one (~370 bytes: an entry with its copy of the event);
+ * real 7.2 recordings never had more than a few thousand waiting.
  */
 #define DEFERRED_CALLCHAIN_MAX_PENDING_BYTES	(512ULL << 20)
 
@@ -158,9 +159,9 @@ struct deferred_callchain_config {
  * typedef deferred_callchain__deliver_t - how the module hands events back
  * @dc: the stitcher
  * @event: the event, the caller's or the module's copy of it
- * @sample: as the caller parsed it (kept with the copy of @event when it had
- *	to wait); its callchain may point to memory owned by the module,
- *	valid until the callback returns
+ * @sample: as the caller parsed it, or, when it had to wait, as ops->parse
+ *	parsed the copy again; its callchain may point to memory owned by
+ *	the module, valid until the callback returns
  * @machine: the machine the caller gave with the event
  * @data: the caller's, from deferred_callchain__new()
  *
@@ -173,6 +174,25 @@ typedef int (*deferred_callchain__deliver_t)(struct deferred_callchain *dc,
 					      struct perf_sample *sample,
 					      struct machine *machine,
 					      void *data);
+
+/**
+ * typedef deferred_callchain__parse_t - parse an event the module held
+ * @dc: the stitcher
+ * @event: the module's copy of an event given to deferred_callchain__event()
+ * @file_offset: the sample.file_offset the caller gave with it
+ * @sample: initialized (perf_sample__init()), to fill in
+ * @data: the caller's, from deferred_callchain__new()
+ *
+ * A held event keeps its bytes only, as ordered_events keeps its events:
+ * it is parsed again when it goes out, as the caller parsed it the first
+ * time, fix-ups included (perf_session__parse_sample()).
+ *
+ * Return: 0, or a negative error code: the event is then dropped, counted
+ * and warned about (it parsed when it came).
+ */
+typedef int (*deferred_callchain__parse_t)(struct deferred_callchain *dc,
+					    union perf_event *event, u64 file_offset,
+					    struct perf_sample *sample, void *data);
 
 /*
  * Samples come back through ops->sample.  Every other event the caller
@@ -189,6 +209,8 @@ struct deferred_callchain_ops {
 	deferred_callchain__deliver_t	sample;
 	/* Optional: any other event, in order behind the held samples. */
 	deferred_callchain__deliver_t	event;
+	/* Optional: how held events are parsed again; else evlist__parse_sample(). */
+	deferred_callchain__parse_t	parse;
 };
 
 /**
@@ -287,15 +309,17 @@ void deferred_callchain__set_live(struct deferred_callchain *dc, bool live);
  * deferred_callchain__event - the one way in
  * @dc: the stitcher
  * @event: the event, in delivery order
- * @sample: @event parsed (evlist__parse_sample())
+ * @sample: @event parsed, as ops->parse parses it (its file_offset too)
  * @machine: the machine the event belongs to, handed back with it
  *
- * Every event of the session, in delivery order, parsed
- * into @sample, once the caller stitches.  A sample that must wait is
- * kept as parsed (its register dumps taken over: the caller's
- * perf_sample__exit() still works), not parsed again; one that nothing
- * waits ahead of is handed back at once, uncopied.  What the module does
- * with each event:
+ * Every event of the session read from its input, in delivery order,
+ * parsed into @sample, once the caller stitches.  An event that must wait
+ * is copied and parsed again when it goes out; one that nothing waits
+ * ahead of is handed back at once, uncopied, with the caller's @sample,
+ * which is left as it was.  A sample that does not come from the bytes of
+ * @event (synthesized by an auxtrace decoder, pointing into its buffers)
+ * cannot wait: the caller delivers it itself.  What the module does with
+ * each event:
  *
  *  - PERF_RECORD_SAMPLE (deferred or not, so that order is kept): queued,
  *    handed back to ops->sample in order, complete.
