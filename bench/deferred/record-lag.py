@@ -11,9 +11,9 @@ by then is already in memory when its samples go out.
 This replays the bench's scenario (bench.py SCENARIO, the same generator
 and file order) through that flush rule and counts, for each sample, if
 its record was read before the round that delivers the sample: as is,
-and with samples kept some rounds more (a look-ahead bounded in time).  It reads
-no perf.data file; it only models what a look-ahead at records could
-save, for the design notes in RESULTS.md.
+and with samples kept some rounds more (a look-ahead bounded in time).
+It reads no perf.data file; it only models what a look-ahead at records
+could save (RESULTS.md, 2026-12-06: less than it seems).
 
     bench/deferred/record-lag.py 10 3000 50000
 """
