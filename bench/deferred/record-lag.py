@@ -28,9 +28,9 @@ from deferred_scenario import scenario, _file_order  # noqa: E402
 from bench import SCENARIO  # noqa: E402
 
 
-def replay(threads, samples, extra):
-    """@extra: rounds a sample is kept past ordered_events' flush."""
-    sc = scenario(threads=threads, samples=samples, **SCENARIO)
+def replay(events, extra):
+    """@events: the file order; @extra: rounds a sample is kept past
+    ordered_events' flush."""
     read = set()
     pending = []
     limits = []
@@ -44,7 +44,7 @@ def replay(threads, samples, extra):
             total += 1
             ahead += key in read
 
-    for e in _file_order(sc):
+    for e in events:
         if e is None:
             if len(limits) > extra:
                 flush(limits[-1 - extra])
@@ -66,9 +66,11 @@ def main():
     extras = (0, 4, 20)
     print('threads  ' + '  '.join('%d rounds more' % x for x in extras))
     for arg in sys.argv[1:] or ['10', '3000', '50000']:
+        sc = scenario(threads=int(arg), samples=200000, **SCENARIO)
+        events = list(_file_order(sc))
         row = []
         for extra in extras:
-            ahead, total = replay(int(arg), 200000, extra)
+            ahead, total = replay(events, extra)
             row.append('%12.1f%%' % (100.0 * ahead / total))
         print('%7s  %s' % (arg, '  '.join(row)))
 
