@@ -205,19 +205,44 @@ def record_dwarf(binary, out, ms, stack_size, period_us=500, pre=()):
 
 
 def bare_samples(data):
-    """The samples of the recording @data that the kernel copied no user
-    regs or stack for: perf_output_sample_ustack() copies the stack with
-    copy_from_user_nmi(), which fails whole when the page at SP is not
-    present then (seen: 1 sample of 588 on a busy machine), and leaves
-    dyn_size 0.  No unwinder runs on such a sample: perf prints it with
-    no user frames and counts it nowhere."""
+    """The indexes (in file order) of the samples of the recording @data
+    that the kernel copied no user regs or stack for:
+    perf_output_sample_ustack() copies the stack with copy_from_user_nmi(),
+    which fails whole when the page at SP is not present then (seen: 1
+    sample of 588 on a busy machine), and leaves dyn_size 0.  No unwinder
+    runs on such a sample: perf prints it with no user frames and counts it
+    nowhere."""
     rec = Recording(data)
-    n = 0
+    samples = [raw for type, misc, raw in rec.events if type == SAMPLE]
+    bare = set()
+    for i, raw in enumerate(samples):
+        f = sample_fields(rec.evsel_of(raw), raw)
+        if not f['regs'] or not f.get('stack', (0, 0))[1]:
+            bare.add(i)
+    return bare
+
+
+def fail_stack_copies(src, dst, indexes):
+    """Write @src to @dst with the samples at @indexes (in file order) as
+    a failed copy_from_user_nmi() leaves them: dyn_size 0, the stack's
+    bytes still there but not to be read."""
+    with open(src, 'rb') as f:
+        b = bytearray(f.read())
+    rec = Recording(src)
+    d_off, = struct.unpack_from('<Q', b, 40)
+    off = d_off
+    i = 0
     for type, misc, raw in rec.events:
         if type == SAMPLE:
-            f = sample_fields(rec.evsel_of(raw), raw)
-            n += not f['regs'] or not f.get('stack', (0, 0))[1]
-    return n
+            so = sample_fields(rec.evsel_of(raw), raw)['stack'][0]
+            size, = struct.unpack_from('<Q', raw, so - 8)
+            # With no stack copied at all there is no dyn_size to clear.
+            if i in indexes and size:
+                struct.pack_into('<Q', b, off + so + size, 0)
+            i += 1
+        off += len(raw)
+    with open(dst, 'wb') as f:
+        f.write(b)
 
 
 class CorpusTestCase(common.PerfTestCase):

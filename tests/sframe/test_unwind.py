@@ -15,6 +15,7 @@ import perf_counters
 import perf_script
 import sframe_corpus as corpus
 import sframe_dump
+from snapshot_rewrite import dwarf_to_deferred
 
 # (version, variant) pairs recorded; v3 in every link mode.
 CASES = ((1, 'pie'), (2, 'pie'), (3, 'pie'), (3, 'nopie'), (3, 'static'))
@@ -201,7 +202,7 @@ class Unwind(corpus.CorpusTestCase):
         data = self.data[(3, 'pie')]
         libdw = self.script(data, 'libdw')
         # A sample with no user stack copied is unwound by no style.
-        bare = corpus.bare_samples(data)
+        bare = len(corpus.bare_samples(data))
         self.assertEqual(sum(not c for c in libdw), bare)
         n = len(libdw) - bare
         r = common.run([common.PERF, 'script', '-i', data, '-F', 'ip',
@@ -242,6 +243,37 @@ class Unwind(corpus.CorpusTestCase):
                 self.assertLess(st['samples without .sframe'], n / 20)
                 self.assertNotIn('none of the', r.stderr)
 
+    def test_failed_stack_copy(self):
+        """A sample whose user stack the kernel could not copy (dyn_size
+        0) has no user frames: perf script prints it with none and no
+        SFrame counter counts it, the other samples unwind as before; as
+        a deferred sample without its record it is "[user stack lost]"."""
+        src = self.data[(3, 'pie')]
+        n = len(self.script(src, 'sframe'))
+        bad = {n // 4, n // 2, 3 * n // 4}
+        data = os.path.join(self.tmp, 'nostack.data')
+        corpus.fail_stack_copies(src, data, bad)
+        bare = corpus.bare_samples(data)
+        self.assertEqual(bare, corpus.bare_samples(src) | bad)
+        before = self.script(src, 'sframe')
+        r = common.run([common.PERF, 'script', '-i', data, '-F', 'tid,ip,sym,dso',
+                        '--unwind-style', 'sframe'])
+        after = perf_script.unwound(r.stdout)
+        # perf script's order is time order, not file order: the samples
+        # made bare are the ones that lost their chains, whichever.
+        self.assertEqual(len(after), n)
+        lost = [i for i in range(n) if after[i] != before[i]]
+        self.assertEqual([after[i] for i in lost], [[]] * len(lost))
+        self.assertEqual(len(lost), len(bare - corpus.bare_samples(src)))
+        st = perf_counters.block(r.stderr, 'SFrame unwinding')
+        self.assertEqual(st['samples unwound'], n - len(bare), r.stderr)
+        defer = os.path.join(self.tmp, 'nostack.defer')
+        dwarf_to_deferred(data, defer)
+        st = perf_counters.deferred(
+            common.run([common.PERF, 'report', '--stats', '-i', defer]).stdout)
+        self.assertEqual(st['deferred samples'], n)
+        self.assertEqual(st['user stack lost'], len(bare), st)
+
     def test_styles_tried_in_order(self):
         """sframe-only,libdw: SFrame alone where the sample's first frame
         has .sframe, libdw for the samples whose first frame has none."""
@@ -252,7 +284,7 @@ class Unwind(corpus.CorpusTestCase):
                         '--unwind-style', 'sframe-only,libdw'])
         both = perf_script.unwound(r.stdout)
         self.assertEqual(len(both), len(only))
-        bare = corpus.bare_samples(data)
+        bare = len(corpus.bare_samples(data))
         passed = same = 0
         for o, d, b in zip(only, libdw, both):
             if b != o:
@@ -315,7 +347,7 @@ class Unwind(corpus.CorpusTestCase):
         self.assertHybridIsLibdw(perf_script.unwound(r.stdout), libdw)
         st = perf_counters.block(r.stderr, 'SFrame unwinding')
         n = st['samples unwound']
-        self.assertEqual(n, len(libdw) - corpus.bare_samples(out))
+        self.assertEqual(n, len(libdw) - len(corpus.bare_samples(out)))
         self.assertEqual(st['frames by SFrame'], 0, r.stderr)
         self.assertEqual(st['samples without .sframe'], n)
         self.assertGreater(st['frames by .eh_frame'] + st['frames by libdw after'],
