@@ -214,12 +214,9 @@ def bare_samples(data):
     nowhere."""
     rec = Recording(data)
     samples = [raw for type, misc, raw in rec.events if type == SAMPLE]
-    bare = set()
-    for i, raw in enumerate(samples):
-        f = sample_fields(rec.evsel_of(raw), raw)
-        if not f['regs'] or not f.get('stack', (0, 0))[1]:
-            bare.add(i)
-    return bare
+    fields = (sample_fields(rec.evsel_of(raw), raw) for raw in samples)
+    return {i for i, f in enumerate(fields)
+            if not f['regs'] or not f.get('stack', (0, 0))[1]}
 
 
 def fail_stack_copies(src, dst, indexes):
@@ -233,13 +230,13 @@ def fail_stack_copies(src, dst, indexes):
     off = d_off
     i = 0
     for type, misc, raw in rec.events:
-        if type == SAMPLE:
+        if type == SAMPLE and i in indexes:
             so = sample_fields(rec.evsel_of(raw), raw)['stack'][0]
             size, = struct.unpack_from('<Q', raw, so - 8)
             # With no stack copied at all there is no dyn_size to clear.
-            if i in indexes and size:
+            if size:
                 struct.pack_into('<Q', b, off + so + size, 0)
-            i += 1
+        i += type == SAMPLE
         off += len(raw)
     with open(dst, 'wb') as f:
         f.write(b)

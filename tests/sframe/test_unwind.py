@@ -249,13 +249,14 @@ class Unwind(corpus.CorpusTestCase):
         SFrame counter counts it, the other samples unwind as before; as
         a deferred sample without its record it is "[user stack lost]"."""
         src = self.data[(3, 'pie')]
-        n = len(self.script(src, 'sframe'))
+        before = self.script(src, 'sframe')
+        n = len(before)
         bad = {n // 4, n // 2, 3 * n // 4}
         data = os.path.join(self.tmp, 'nostack.data')
         corpus.fail_stack_copies(src, data, bad)
+        bare_before = corpus.bare_samples(src)
         bare = corpus.bare_samples(data)
-        self.assertEqual(bare, corpus.bare_samples(src) | bad)
-        before = self.script(src, 'sframe')
+        self.assertEqual(bare, bare_before | bad)
         r = common.run([common.PERF, 'script', '-i', data, '-F', 'tid,ip,sym,dso',
                         '--unwind-style', 'sframe'])
         after = perf_script.unwound(r.stdout)
@@ -264,7 +265,7 @@ class Unwind(corpus.CorpusTestCase):
         self.assertEqual(len(after), n)
         lost = [i for i in range(n) if after[i] != before[i]]
         self.assertEqual([after[i] for i in lost], [[]] * len(lost))
-        self.assertEqual(len(lost), len(bare - corpus.bare_samples(src)))
+        self.assertEqual(len(lost), len(bare - bare_before))
         st = perf_counters.block(r.stderr, 'SFrame unwinding')
         self.assertEqual(st['samples unwound'], n - len(bare), r.stderr)
         defer = os.path.join(self.tmp, 'nostack.defer')
