@@ -890,6 +890,54 @@ class TestLifecycle(Base):
                            divmod(ex[-1].time, 10**9) if first else (0, 0))
         self.assertLess(ex[-1].time, rec)
 
+    def exec_recording(self, before_comm):
+        """Task 100 execs, with one sample inside its execve: taken
+        BEFORE_COMM its COMM exec (another task's sample then comes
+        between), else after it, between the program's MMAP and those of
+        the interpreter (with _start) and the vdso; its record is
+        _start.  Then a sample of the next kernel entry, with its record.
+        Returns the Writer."""
+        w = Writer([Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
+                          defer=True)], nr_cpus=1)
+        t = 10**6
+        execve = [CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, cookie(0, 1)]
+        w.comm(100, 100, 'perf-exec', time=10)
+        if before_comm:
+            w.comm(200, 200, 'other', time=20)
+            w.sample(K, 100, 100, t - 20, callchain=execve)
+            w.sample(K, 200, 200, t - 10, callchain=[CONTEXT_KERNEL, K])
+        w.comm(100, 100, 'workload', time=t, exec=True)
+        w.mmap2(100, 100, 0x400000, 0x1000, 0, '/nonexistent/program', time=t + 5)
+        if not before_comm:
+            w.sample(K, 100, 100, t + 10, callchain=execve)
+        w.mmap2(100, 100, U, 0x1000, 0x1000, workload_path(), time=t + 20)
+        w.mmap2(100, 100, VDSO_TEXT, 0x2000, 0, '[vdso]', time=t + 25)
+        w.deferred(cookie(0, 1), [U + 0x100], 100, 100, t + 30)
+        w.sample(K, 100, 100, t + 40, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
+                                                 cookie(0, 2)])
+        w.deferred(cookie(0, 2), [U + 0x205], 100, 100, t + 50)
+        w.finished_round()
+        return w
+
+    def script_exec(self, w, expected):
+        """perf script of W, file and pipe: its samples (comm, tid, time)
+        are EXPECTED, and those of task 100 have one user frame, named,
+        in the new program.  Returns the file's path."""
+        fields = 'comm,tid,time,ip,sym,dso'
+        for pipe in (False, True):
+            with self.subTest(pipe=pipe):
+                p = (w.save_pipe if pipe else w.save)(self.path(str(pipe)))
+                out = self.script(p, fields=fields, pipe=pipe).stdout
+                got = perf_script.samples(out, fields)
+                self.assertEqual([(s.comm, s.tid, s.time) for s in got], expected, out)
+                for s in got:
+                    if s.tid != 100:
+                        continue
+                    user = [f for f in s.frames if f.addr < KERNEL_TEXT]
+                    self.assertEqual([(f.sym != '[unknown]', os.path.basename(f.dso))
+                                      for f in user], [(True, 'workload')], out)
+        return p
+
     def test_execve_sample_after_its_comm(self):
         """A sample taken inside an execve after its COMM exec and before
         the new program's MMAPs (begin_new_exec() writes the COMM, then
@@ -901,37 +949,27 @@ class TestLifecycle(Base):
         maps of its own time and showed [unknown] (seen live: perf's child
         switched out in bprm_execve() in the guest's offcpu-defer run).
         The next kernel entry's sample keeps its own place."""
-        w = Writer([Evsel(sample_type=S_IP | S_TID | S_TIME | S_CALLCHAIN,
-                          defer=True)], nr_cpus=1)
-        t = 10**6
-        w.comm(100, 100, 'perf-exec', time=10)
-        w.comm(100, 100, 'workload', time=t, exec=True)
-        # the program, then (its sample) the interpreter with _start, the vdso
-        w.mmap2(100, 100, 0x400000, 0x1000, 0, '/nonexistent/program', time=t + 5)
-        w.sample(K, 100, 100, t + 10, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
-                                                 cookie(0, 1)])
-        w.mmap2(100, 100, U, 0x1000, 0x1000, workload_path(), time=t + 20)
-        w.mmap2(100, 100, VDSO_TEXT, 0x2000, 0, '[vdso]', time=t + 25)
-        w.deferred(cookie(0, 1), [U + 0x100], 100, 100, t + 30)
-        w.sample(K, 100, 100, t + 40, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED,
-                                                 cookie(0, 2)])
-        w.deferred(cookie(0, 2), [U + 0x205], 100, 100, t + 50)
-        w.finished_round()
-        fields = 'comm,tid,time,ip,sym,dso'
-        for pipe in (False, True):
-            with self.subTest(pipe=pipe):
-                p = (w.save_pipe if pipe else w.save)(self.path('a.' + str(pipe)))
-                out = self.script(p, fields=fields, pipe=pipe).stdout
-                got = perf_script.samples(out, fields)
-                self.assertEqual([(s.comm, s.time) for s in got],
-                                 [('workload', '0.001000010'), ('workload', '0.001000040')],
-                                 out)
-                for s in got:
-                    user = [f for f in s.frames if f.addr < KERNEL_TEXT]
-                    self.assertEqual([(f.sym != '[unknown]', os.path.basename(f.dso))
-                                      for f in user], [(True, 'workload')], out)
+        p = self.script_exec(self.exec_recording(before_comm=False),
+                            [('workload', 100, '0.001000010'), ('workload', 100, '0.001000040')])
         # the program's MMAP came before the sample, _start's and the vdso's after
         self.assertStats(self.stats(p), exec_maps_ahead=2, delivered_with_exec=0, stitched=2,
+                         delivered_out_of_order=0)
+
+    def test_execve_sample_before_its_comm(self):
+        """A sample taken inside an execve before its COMM exec (seen
+        live: perf's child switched out in __pte_alloc() under
+        load_elf_binary(), offcpu-defer in a loaded guest), with another
+        task's sample between it and the COMM.  It keeps its place in
+        time order, and the COMM and the exec's MMAPs go ahead of it, so
+        that its one user frame, the new program's _start, resolves.
+        Before, it went out after the exec with its record, behind
+        samples taken after it: perf sched timehist showed it out of
+        order with a wrapped run time."""
+        p = self.script_exec(self.exec_recording(before_comm=True),
+                            [('workload', 100, '0.000999980'), ('other', 200, '0.000999990'),
+                             ('workload', 100, '0.001000040')])
+        # the COMM and the three MMAPs went ahead of the execve's sample
+        self.assertStats(self.stats(p), exec_maps_ahead=4, delivered_with_exec=0, stitched=2,
                          delivered_out_of_order=0)
 
     def test_dethread_comm(self):

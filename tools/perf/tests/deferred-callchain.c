@@ -610,6 +610,35 @@ static int test__deferred_exec(struct test_suite *t __maybe_unused, int s __mayb
 }
 
 /*
+ * A single-threaded exec: task 40 is switched out inside its execve before
+ * the COMM exec (preempted in the ELF loader), task 41 samples, then the
+ * COMM and the record (the new program's _start).  Nothing else of process
+ * 40 lies between: the execve's sample keeps its place in time order and
+ * the COMM goes ahead of it (perf sched timehist needs the order).
+ */
+static int test__deferred_exec_in_place(struct test_suite *t __maybe_unused,
+					int s __maybe_unused)
+{
+	struct fixture f;
+
+	CHECK(!fixture__init_session(&f, NULL));
+	CHECK(!sample(&f, 40, 1 * MS, 2, 0x6100000001, NULL));
+	CHECK(!sample(&f, 41, 2 * MS, 1, 0x6200000001, NULL));
+	CHECK(!record(&f, 41, 2 * MS + 1, 0x6200000001, 1));
+	/* The COMM goes ahead of the waiting sample: out at once. */
+	CHECK(!comm_exec(&f, 40, 40, 3 * MS));
+	CHECK(f.nr_out == 1 && f.out[0].type == PERF_RECORD_COMM);
+	CHECK(!record(&f, 40, 4 * MS, 0x6100000001, 1));
+	CHECK(f.nr_out == 3);
+	CHECK(f.out[1].tid == 40 && f.out[1].time == 1 * MS && stitched(&f.out[1], 1));
+	CHECK(f.out[2].tid == 41 && f.out[2].time == 2 * MS && stitched(&f.out[2], 1));
+	CHECK(stats(&f)->exec_maps_ahead == 1 && stats(&f)->exec_late == 0);
+	CHECK(!deferred_callchain__flush(f.dc));
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+/*
  * Samples of a task past release_task() (sched_switch in do_task_dead())
  * carry tid -1: settled at once, never waiting, never holding.
  */
@@ -1084,6 +1113,7 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("Reorder window and late delivery", deferred_window),
 	TEST_CASE("Off-CPU: a blocked task's sample holds the others", deferred_offcpu),
 	TEST_CASE("Exec by a non-leader thread (de_thread)", deferred_exec),
+	TEST_CASE("An execve's samples keep their place", deferred_exec_in_place),
 	TEST_CASE("Samples of a released task (tid -1)", deferred_no_tid),
 	TEST_CASE("A record lives until evidence ends it", deferred_record_life),
 	TEST_CASE("One damaged time does not move the clock", deferred_clock),

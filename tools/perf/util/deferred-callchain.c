@@ -120,9 +120,10 @@ struct dc_entry {
 	struct machine		*machine;
 	u64			time;
 	u64			cookie;
+	int			pid;		/* its process: see dc__exec_ahead() */
 	int			tid;
 	u32			size;		/* bytes, with the event copy */
-	enum dc_state		state;
+	enum dc_state		state:8;	/* 8 bits: the entry stays 368 bytes */
 	/* Taken before its task's EXIT: the window after it settles it. */
 	bool			exited;
 	/* In an execve: goes out with its record (dc__task_exec()). */
@@ -608,17 +609,20 @@ static int dc__resolve(struct deferred_callchain *dc, struct dc_entry *e,
 		if (e->exited)
 			dc->stats.exited++;
 	}
-	if (late && e->at_exec) {
+	if (late && (e->at_exec || e->maps_ahead)) {
 		/*
 		 * The samples of an execve resolve in the maps the exec
 		 * brings (their record is the new program's _start): those
 		 * MMAPs came before this record, but may still be held
 		 * behind another waiting sample.  Back in the queue at the
-		 * record's place: out after them.
+		 * record's place: out after them.  One the budget pushed out
+		 * (dc__drain()) no longer holds an EXIT back.
 		 */
 		dc->stats.exec_late++;
 		list_add_tail(&e->queue_node, &dc->queue);
 		dc->nr_queued++;
+		if (!e->at_exec && !--dc->nr_late)
+			dc__release_exits(dc);
 	} else if (late) {
 		dc->stats.delivered_late++;
 		ret = dc_entry__deliver(dc, e);
@@ -889,6 +893,43 @@ static void dc_task__adopt(struct dc_task *task, struct dc_entry *e)
 }
 
 /*
+ * The oldest sample of @leader's execve still in the queue, at the COMM exec
+ * of process @pid, if the exec's COMM and MMAPs can go ahead of it: only
+ * events of process @pid itself resolve against its comm and maps, so they
+ * may pass anything but those.  Not past another thread of @pid, or the
+ * old leader's EXIT (de_thread()): an EXIT after the COMM would drop the
+ * new program's thread (machine__process_exit_event()).  Nor when the tool
+ * does not take events back (ops->event): then the COMM is not held.
+ */
+static struct dc_entry *dc__exec_ahead(struct deferred_callchain *dc, struct machine *machine,
+				       struct dc_task *leader, int pid)
+{
+	struct dc_entry *first = NULL, *e;
+
+	if (!dc->ops.event)
+		return NULL;
+	list_for_each_entry(e, &leader->pending, task_node) {
+		if (e->exited)
+			continue;
+		/* Moved from another thread's tid: de_thread(). */
+		if (e->tid != pid)
+			return NULL;
+		if (!first && !list_empty(&e->queue_node))
+			first = e;
+	}
+	if (!first)
+		return NULL;
+	e = first;
+	list_for_each_entry_from(e, &dc->queue, queue_node) {
+		if (e->machine != machine || e->pid != pid)
+			continue;
+		if (e->state != DC_WAITING || e->tid != pid || e->cookie != first->cookie)
+			return NULL;
+	}
+	return first;
+}
+
+/*
  * A PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC of (@pid, @tid).  An
  * exec by a thread other than the leader, fs/exec.c de_thread(): it waits
  * until every other thread, the leader included, has exited (do_exit()
@@ -907,7 +948,7 @@ static void dc_task__adopt(struct dc_task *task, struct dc_entry *e)
  * threads that exited stay with them, for the window after their EXIT.
  */
 static int dc__task_exec(struct deferred_callchain *dc, struct machine *machine, int pid,
-			 int tid)
+			 int tid, struct dc_entry **ahead)
 {
 	long key = dc_task_key(machine, tid);
 	struct hashmap_entry *cur, *tmp;
@@ -915,6 +956,7 @@ static int dc__task_exec(struct deferred_callchain *dc, struct machine *machine,
 	struct dc_entry *e, *n;
 	size_t bkt;
 
+	*ahead = NULL;
 	if (pid != tid || pid == -1)
 		return 0;
 	/* Found or made before the walk: adding to a hashmap may resize it. */
@@ -948,19 +990,28 @@ static int dc__task_exec(struct deferred_callchain *dc, struct machine *machine,
 	 * The samples of the execve itself: their record is the new
 	 * program's (its _start, unwound on the way out of the execve), whose
 	 * addresses resolve only in the maps the exec brings, after this
-	 * COMM.  They leave the queue and go back in at their record's
-	 * place (dc__resolve()), after the exec's MMAPs, with the new comm
-	 * ("delivered with exec"): the rest
-	 * keeps its order and the comm and maps of its time.  So do the
-	 * execve's samples that come later, until its record (dc__queue()),
-	 * so that the execve's samples keep their order among themselves.
-	 * When none came before the COMM, those after it keep their place
-	 * and the exec's MMAPs go ahead of them (dc__task_mmap()).
+	 * COMM.  When nothing else of process @pid lies between the first
+	 * of them and this COMM (dc__exec_ahead()), they keep their place in
+	 * time order and the COMM, then the exec's MMAPs, go ahead of them
+	 * (@ahead, dc__task_mmap()), as when none came before the COMM: a
+	 * tool that needs the order (perf sched timehist) gets it.  Else
+	 * (de_thread(): the old leader's EXIT is in between, and must stay
+	 * before the COMM that gives its tid to the new program) they leave
+	 * the queue and go back in at their record's place (dc__resolve()),
+	 * after the exec's MMAPs, with the new comm ("delivered with exec"):
+	 * the rest keeps its order and the comm and maps of its time.  So do
+	 * the execve's samples that come later, until its record
+	 * (dc__queue()), so that they keep their order among themselves.
 	 */
+	*ahead = dc__exec_ahead(dc, machine, leader, pid);
 	list_for_each_entry(e, &leader->pending, task_node) {
 		if (e->exited)
 			continue;
 		leader->exec_cookie = e->cookie;
+		if (*ahead) {
+			e->maps_ahead = true;
+			continue;
+		}
 		leader->exec_with_record = true;
 		if (list_empty(&e->queue_node))
 			continue;
@@ -1072,6 +1123,24 @@ static int dc__deliver_now(struct deferred_callchain *dc, union perf_event *even
 	return ret ?: dc__drain(dc, DC_FLUSH__SETTLED);
 }
 
+/* The process @event is of: a sample's, or the one the event itself names. */
+static int dc__event_pid(const union perf_event *event, const struct perf_sample *sample)
+{
+	switch (event->header.type) {
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return event->fork.pid;
+	case PERF_RECORD_COMM:
+		return event->comm.pid;
+	case PERF_RECORD_MMAP:
+		return event->mmap.pid;
+	case PERF_RECORD_MMAP2:
+		return event->mmap2.pid;
+	default:
+		return sample->pid;
+	}
+}
+
 /* A copy of @event at the tail of the reorder queue: parsed again to go out. */
 static struct dc_entry *dc_entry__new(struct deferred_callchain *dc, union perf_event *event,
 				      struct perf_sample *sample, struct machine *machine,
@@ -1099,6 +1168,7 @@ static struct dc_entry *dc_entry__new(struct deferred_callchain *dc, union perf_
 	e->machine = machine;
 	e->size = size;
 	e->time = time;
+	e->pid = dc__event_pid(event, sample);
 	e->tid = sample->tid;
 	e->cookie = sample->deferred_cookie;
 	e->state = state;
@@ -1116,9 +1186,10 @@ static struct dc_entry *dc_entry__new(struct deferred_callchain *dc, union perf_
  * waits behind them, when the tool takes events back (ops->event), so that
  * they resolve against the comm, maps and threads of their own time: a
  * sample held while its task execs keeps its old comm and maps, a reused
- * tid's FORK comes after the old task's samples.  An exec's MMAP goes
- * ahead of the execve's samples past its COMM (@ahead, dc__task_mmap()),
- * taking their time so that the queue stays in time order.
+ * tid's FORK comes after the old task's samples.  An exec's COMM and MMAPs
+ * go ahead of the execve's samples that keep their place (@ahead,
+ * dc__task_exec(), dc__task_mmap()), taking their time so that the queue
+ * stays in time order.
  */
 static int dc__hold_event(struct deferred_callchain *dc, union perf_event *event,
 			  struct perf_sample *sample, struct machine *machine, u64 ts,
@@ -1135,7 +1206,8 @@ static int dc__hold_event(struct deferred_callchain *dc, union perf_event *event
 	e = dc_entry__new(dc, event, sample, machine, ts != (u64)-1 ? ts : dc->now, DC_EVENT);
 	if (!e)
 		return -ENOMEM;
-	if (ahead) {
+	/* Unless the budget pushed it out of the queue meanwhile. */
+	if (ahead && !list_empty(&ahead->queue_node)) {
 		list_move_tail(&e->queue_node, &ahead->queue_node);
 		e->time = ahead->time;
 		dc->stats.exec_maps_ahead++;
@@ -1363,7 +1435,8 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
 		ret = dc__release_exit_of(dc, machine, event->comm.tid);
 		/* What the execve's samples held goes out before the COMM. */
 		if (!ret && (event->header.misc & PERF_RECORD_MISC_COMM_EXEC))
-			ret = dc__task_exec(dc, machine, event->comm.pid, event->comm.tid) ?:
+			ret = dc__task_exec(dc, machine, event->comm.pid, event->comm.tid,
+					    &ahead) ?:
 			      dc__drain(dc, DC_FLUSH__SETTLED);
 		break;
 	default:

@@ -65,8 +65,12 @@
  *    one); a COMM exec of (P, P) moves the waiting samples of the other
  *    threads of P to P (de_thread(): the exec'ing thread takes the
  *    leader's tid, no FORK); a sample with tid -1 (a task past
- *    release_task()) is settled at once.  See the comments at each rule for
- *    the kernel invariant it relies on.
+ *    release_task()) is settled at once.  The samples of an execve (one
+ *    user frame, the new program's _start) keep their place in time order
+ *    and the exec's COMM and MMAPs, held with them, go ahead of them; only
+ *    when another thread of the process comes between (de_thread()) do they
+ *    go out after the exec, with their record.  See the comments at each
+ *    rule for the kernel invariant it relies on.
  *
  *  - Duplicate records (same task and cookie as one kept) are dropped and
  *    counted; a record whose nr does not fit its size is rejected by sample
@@ -111,7 +115,7 @@ struct deferred_callchain_stats {
 	u64 max_held_bytes;	/* most bytes held at once, queued samples too */
 	u64 exec_moved;		/* waiting samples moved to their leader's tid at exec */
 	u64 exec_late;		/* samples of an execve, delivered with its record */
-	u64 exec_maps_ahead;	/* exec MMAPs moved ahead of the execve's samples */
+	u64 exec_maps_ahead;	/* exec COMM, MMAPs moved ahead of the execve's samples */
 	u64 unparsed;		/* held events that did not parse again: dropped */
 };
 
