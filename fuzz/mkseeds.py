@@ -5,16 +5,16 @@
     fuzz/mkseeds.py OUTDIR NAME=FILE.data [NAME=FILE.data...]
 
 Reads a little-endian file-mode perf.data with one sample_type, takes the
-events the target knows (SAMPLE, CALLCHAIN_DEFERRED, EXIT, FORK, LOST,
-FINISHED_ROUND) in file order, and writes a few windows of them, each
-prefixed with the 8-byte setup block matching the file's attr (see the
+events the target knows (SAMPLE, CALLCHAIN_DEFERRED, COMM, MMAP, MMAP2,
+EXIT, FORK, LOST, FINISHED_ROUND) in file order, and writes a few windows
+of them, each prefixed with the 8-byte setup block matching the file's attr (see the
 comment at the top of deferred-stream.c).
 """
 import os
 import struct
 import sys
 
-KEEP = {2, 4, 7, 9, 22, 68}     # LOST EXIT FORK SAMPLE CALLCHAIN_DEFERRED FINISHED_ROUND
+KEEP = {1, 2, 3, 4, 7, 9, 10, 22, 68}  # MMAP LOST COMM EXIT FORK SAMPLE MMAP2 DEFERRED ROUND
 S_TIME, S_ADDR, S_ID, S_CPU, S_PERIOD = 1 << 2, 1 << 3, 1 << 6, 1 << 7, 1 << 8
 S_REGS_USER, S_IDENTIFIER = 1 << 12, 1 << 16
 WINDOW = 32                     # events per seed
