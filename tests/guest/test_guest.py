@@ -49,6 +49,8 @@ LIFECYCLE_RUNS = ['offcpu-defer', 'sig-defer', 'fault-defer', 'exec-defer', 'use
                   'kern-defer', 'deep400-defer']
 DEFER_RUNS = ['st-defer', 'mt-defer', 'deep300-defer', 'deep600-defer',
               'exit-defer', 'two-defer', 'sys-defer'] + list(HARSH_RUNS) + LIFECYCLE_RUNS
+# The workloads whose execs come from a non-leader thread (de_thread()).
+DETHREAD_RUNS = {'exec-defer'}
 # Kernel limit on user entries of one deferred record (on this kernel).
 DEFER_MAX = 510
 # Share of samples below the recursion allowed a wrong stack: a sample
@@ -363,6 +365,25 @@ class Checks:
                     self.assertNotEqual(f[0], cc.USER_DEFERRED, name)
                     self.assertNotIn(f[0], ck, '%s: cookie %#x shown as a frame' %
                                      (name, f[0]))
+
+    def test_time_order(self):
+        """perf script prints every recording's samples in time order, as
+        ordered_events delivers them: a sample held for its record keeps
+        its place, and so does a sample inside an execve (the exec's COMM
+        and MMAPs go ahead of it).  Only a sample the budget pushed out of
+        the queue ("delivered out of order") or one of an exec by a
+        non-leader thread (de_thread(), exec-defer: "delivered with exec")
+        may come later."""
+        for name in self.runs(DEFER_RUNS):
+            st = self.stats(name)
+            ns = [s.ns for s in self.samples(name)]
+            late = raw.out_of_order(ns)
+            self.figures['%s: samples out of time order, with exec' % name] = '%d, %d' % (
+                late, st['delivered with exec'])
+            if name not in DETHREAD_RUNS:
+                self.assertEqual(st['delivered with exec'], 0, name)
+            self.assertLessEqual(late, st['delivered out of order'] + st['delivered with exec'],
+                                 name)
 
     def test_ours_at_least_upstream(self):
         for name in self.runs(DEFER_RUNS):
