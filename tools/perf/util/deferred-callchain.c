@@ -128,7 +128,7 @@ struct dc_entry {
 	bool			exited;
 	/* In an execve: goes out with its record (dc__task_exec()). */
 	bool			at_exec;
-	/* In an execve past its COMM: the exec's MMAPs go ahead of it. */
+	/* Kept in place in an execve: the exec's COMM, MMAPs go ahead of it. */
 	bool			maps_ahead;
 	u64			file_offset;	/* the caller's, for ops->parse */
 	/* The copy of the event: ->inline_event, or malloc'd when bigger. */
