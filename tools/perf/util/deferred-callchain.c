@@ -1433,7 +1433,7 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
 		break;
 	case PERF_RECORD_COMM:
 		ret = dc__release_exit_of(dc, machine, event->comm.tid);
-		/* What the execve's samples held goes out before the COMM. */
+		/* The execve's samples: the COMM goes ahead, or they leave the queue. */
 		if (!ret && (event->header.misc & PERF_RECORD_MISC_COMM_EXEC))
 			ret = dc__task_exec(dc, machine, event->comm.pid, event->comm.tid,
 					    &ahead) ?:
