@@ -55,8 +55,14 @@ struct fixture {
 	int nr_fed;
 	int nr_parsed;		/* by parse_again() */
 	u64 bad_time;		/* parse_again() fails for events of this time */
+	/* Not kept in out[]: samples checked as they come (many_tasks()). */
+	bool count_only;
+	int nr_stitched;
+	int nr_unstitched;
 	u64 buf[1024];
 };
+
+static bool many_stitched(const struct ip_callchain *chain, u32 tid);
 
 static int collect(struct deferred_callchain *dc __maybe_unused, union perf_event *event,
 		   struct perf_sample *sample, struct machine *machine __maybe_unused,
@@ -65,6 +71,15 @@ static int collect(struct deferred_callchain *dc __maybe_unused, union perf_even
 	struct fixture *f = data;
 	struct delivered *d;
 
+	if (f->count_only) {
+		if (event->header.type != PERF_RECORD_SAMPLE)
+			return 0;
+		if (many_stitched(sample->callchain, sample->tid))
+			f->nr_stitched++;
+		else
+			f->nr_unstitched++;
+		return 0;
+	}
 	if (f->nr_out == MAX_OUT)
 		return -ENOSPC;
 	d = &f->out[f->nr_out++];
@@ -300,21 +315,27 @@ static int task_fork(struct fixture *f, u32 tid, u64 time)
 	return task_event(f, PERF_RECORD_FORK, tid, time);
 }
 
-/* Does delivered sample @d end with @nr_user stitched user frames? */
-static bool stitched(const struct delivered *d, u64 nr_user)
+/* Do @nr @ips end with @nr_user stitched user frames? */
+static bool ips_stitched(const u64 *ips, u64 nr, u64 nr_user)
 {
 	u64 i, base;
 
-	if (d->type != PERF_RECORD_SAMPLE || d->nr < nr_user + 1)
+	if (nr < nr_user + 1)
 		return false;
-	base = d->nr - nr_user;
-	if (d->ips[base - 1] != PERF_CONTEXT_USER)
+	base = nr - nr_user;
+	if (ips[base - 1] != PERF_CONTEXT_USER)
 		return false;
 	for (i = 0; i < nr_user; i++) {
-		if (d->ips[base + i] != UIP + 1 + i)
+		if (ips[base + i] != UIP + 1 + i)
 			return false;
 	}
 	return true;
+}
+
+/* Does delivered sample @d end with @nr_user stitched user frames? */
+static bool stitched(const struct delivered *d, u64 nr_user)
+{
+	return d->type == PERF_RECORD_SAMPLE && ips_stitched(d->ips, d->nr, nr_user);
 }
 
 static bool lost(const struct delivered *d)
@@ -811,6 +832,64 @@ static int test__deferred_cross_cpu(struct test_suite *t __maybe_unused, int s _
 	return TEST_OK;
 }
 
+/* Each task's record of many_tasks(). */
+static u64 many_depth(u32 tid)
+{
+	return tid % 4 + 1;
+}
+
+static u64 many_cookie(u32 tid)
+{
+	return ((u64)tid << 32) | 1;
+}
+
+static bool many_stitched(const struct ip_callchain *chain, u32 tid)
+{
+	return chain && ips_stitched(chain->ips, chain->nr, many_depth(tid));
+}
+
+#define MANY_TASKS	300
+
+/*
+ * More tasks at once than the stitcher's first table has buckets, twice:
+ * the table grows while samples wait, the tasks of the first round exit
+ * and those of the second take their place, records come in another
+ * order than their samples.  Each sample still gets its own task's
+ * frames.
+ */
+static int test__deferred_many_tasks(struct test_suite *t __maybe_unused,
+				     int s __maybe_unused)
+{
+	struct fixture f;
+	u64 time = 0;
+	int round;
+	u32 tid;
+
+	CHECK(!fixture__init(&f, false, NULL));
+	f.count_only = true;
+	for (round = 0; round < 2; round++) {
+		u32 first = 100 + round * MANY_TASKS, end = first + MANY_TASKS;
+
+		for (tid = first; tid < end; tid++)
+			CHECK(!sample(&f, tid, ++time * 1000, 1, many_cookie(tid), NULL));
+		CHECK(f.nr_stitched == round * MANY_TASKS);
+		/* The first task's record last: all wait behind its sample. */
+		for (tid = end - 1; tid >= first; tid--)
+			CHECK(!record(&f, tid, ++time * 1000, many_cookie(tid), many_depth(tid)));
+		CHECK(f.nr_stitched == (round + 1) * MANY_TASKS);
+		for (tid = first; tid < end; tid++)
+			CHECK(!task_exit(&f, tid, ++time * 1000));
+		/* The window after the EXITs ends: those tasks go. */
+		time += WINDOW / 1000 + 1;
+		CHECK(!record(&f, 1, time * 1000, ((u64)(round + 1) << 48) | 1, 1));
+	}
+	CHECK(!deferred_callchain__flush(f.dc));
+	CHECK(f.nr_stitched == 2 * MANY_TASKS && f.nr_unstitched == 0);
+	CHECK(stats(&f)->stitched == 2 * MANY_TASKS && stats(&f)->lost == 0);
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
 static int test__deferred_malformed(struct test_suite *t __maybe_unused, int s __maybe_unused)
 {
 	union perf_event *event;
@@ -1120,6 +1199,7 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("Pending and queue caps", deferred_cap),
 	TEST_CASE("An EXIT waits for its task's late samples", deferred_exit_held),
 	TEST_CASE("Interleaved tasks across CPUs", deferred_cross_cpu),
+	TEST_CASE("More tasks at once than the first table holds", deferred_many_tasks),
 	TEST_CASE("Malformed and boundary records", deferred_malformed),
 	TEST_CASE("Held events are parsed again as the caller parsed them", deferred_parse_again),
 	TEST_CASE("Frame pointer walk of a stack snapshot", deferred_snapshot),
