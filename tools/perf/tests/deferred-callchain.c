@@ -832,10 +832,10 @@ static int test__deferred_cross_cpu(struct test_suite *t __maybe_unused, int s _
 	return TEST_OK;
 }
 
-/* Each task's record of many_tasks(). */
+/* Each task's record of many_tasks(): some deeper than a cached record. */
 static u64 many_depth(u32 tid)
 {
-	return tid % 4 + 1;
+	return tid % 7 ? (tid % 5) * 13 + 1 : 100;
 }
 
 static u64 many_cookie(u32 tid)
@@ -854,8 +854,8 @@ static bool many_stitched(const struct ip_callchain *chain, u32 tid)
  * More tasks at once than the stitcher's first table has buckets, twice:
  * the table grows while samples wait, the tasks of the first round exit
  * and those of the second take their place, records come in another
- * order than their samples.  Each sample still gets its own task's
- * frames.
+ * order than their samples, some deeper than a cached record.  Each
+ * sample still gets its own task's frames.
  */
 static int test__deferred_many_tasks(struct test_suite *t __maybe_unused,
 				     int s __maybe_unused)
