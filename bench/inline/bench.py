@@ -11,7 +11,8 @@ built from Debian source packages (build-progs.sh):
 
 Each program runs a small workload under `perf record -g` (cpu-clock); the
 recording is then read by each perf in each mode, one run each, CPU time
-(user+sys of the child) and peak RSS taken from wait4(); ours runs
+(user+sys of the child and of the processes it starts, addr2line's) and
+peak RSS taken from wait4(); ours runs
 --runs times in each mode, the modes alternating, and keeps the best
 (the machine is shared: the best run is the one least disturbed);
 upstream runs once. With --callgrind, ours' perf script with and without
@@ -36,20 +37,24 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, os.path.join(TOP, 'tests', 'inline'))
 sys.path.insert(0, os.path.join(TOP, 'tests', 'lib'))
+import common  # noqa: E402
 import cputime  # noqa: E402
 import inlinedata  # noqa: E402
 
-BIN = os.path.join(TOP, 'build', 'bin')
-PERF = os.environ.get('PERF', os.path.join(BIN, 'perf'))
-UPSTREAM = os.environ.get('PERF_UPSTREAM', os.path.join(BIN, 'perf-upstream'))
+# the test suite's perfs; upstream's is installed apart from ours (two perfs
+# in one directory would run each other's helpers)
+PERF = common.PERF
+UPSTREAM = common.PERF_UPSTREAM
 SRC = os.environ.get('INLINE_SRC_DIR', os.path.join(TOP, 'cache', 'inline-src'))
 
 
 def measure(cmd):
     """(cpu seconds, max rss KiB, stdout) of cmd, counted with wait4().
+    The CPU seconds count the processes perf starts too: the addr2line
+    processes of srcline's last fallback, which perf leaves to the system.
     Forked, not vforked: the peak RSS counts this process's memory as it
     is, not its peak so far (see cputime)."""
-    r = cputime.run(cmd, capture=True, fork=True)
+    r = cputime.run(cmd, capture=True, fork=True, descendants=True)
     return r.cpu, r.rss, r.out
 
 

@@ -13,6 +13,11 @@ away or, with capture=True, kept) and returns a Run:
   timed_out  killed after @timeout seconds of wall time (numbers are then
              lower bounds)
 
+With descendants=True, cpu also counts every process the child starts
+that outlives it or that it does not reap (perf leaves its addr2line
+processes to the system): the caller is their subreaper for the run and
+reaps them after the child, so it must have no other child running.
+
 A child that fails raises subprocess.CalledProcessError, unless
 check=False.  With @timeout, wait4() is polled every 50 ms and the child
 killed (SIGKILL) past @timeout seconds; without, wait4() blocks.
@@ -34,6 +39,7 @@ ever add to a run's CPU time, so the least is the nearest to the
 command's own cost.
 """
 import collections
+import ctypes
 import os
 import signal
 import subprocess
@@ -41,6 +47,14 @@ import tempfile
 import time
 
 Run = collections.namedtuple('Run', 'cpu rss wall out status timed_out')
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _subreaper(on):
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0):
+        raise OSError(ctypes.get_errno(), 'prctl(PR_SET_CHILD_SUBREAPER)')
 
 
 def _spawn(cmd, stdout, fork):
@@ -58,36 +72,57 @@ def _spawn(cmd, stdout, fork):
     return pid
 
 
-def run(cmd, capture=False, timeout=None, check=True, fork=False):
+def _reap_descendants():
+    """Reap every child left (orphans of the run): their CPU seconds."""
+    cpu = 0.0
+    while True:
+        try:
+            _, _, ru = os.wait4(-1, 0)
+        except ChildProcessError:
+            return cpu
+        cpu += ru.ru_utime + ru.ru_stime
+
+
+def run(cmd, capture=False, timeout=None, check=True, fork=False,
+        descendants=False):
     """Run @cmd: its Run (see the module's description)."""
-    with (tempfile.TemporaryFile() if capture else open(os.devnull, 'wb')) as f:
-        t0 = time.monotonic()
-        p = _spawn(cmd, f, fork)
-        pid = p if fork else p.pid
-        timed_out = False
-        if timeout is None:
-            _, status, ru = os.wait4(pid, 0)
-        else:
-            while True:
-                reaped, status, ru = os.wait4(pid, os.WNOHANG)
-                if reaped:
-                    break
-                if time.monotonic() - t0 > timeout and not timed_out:
-                    os.kill(pid, signal.SIGKILL)
-                    timed_out = True
-                time.sleep(0.05)
-        wall = time.monotonic() - t0
-        code = os.waitstatus_to_exitcode(status)
-        if not fork:
-            # Reaped here: Popen must not wait for it again.
-            p.returncode = code
-        out = None
-        if capture:
-            f.seek(0)
-            out = f.read()
+    if descendants:
+        _subreaper(True)
+    try:
+        with (tempfile.TemporaryFile() if capture else open(os.devnull, 'wb')) as f:
+            t0 = time.monotonic()
+            p = _spawn(cmd, f, fork)
+            pid = p if fork else p.pid
+            timed_out = False
+            if timeout is None:
+                _, status, ru = os.wait4(pid, 0)
+            else:
+                while True:
+                    reaped, status, ru = os.wait4(pid, os.WNOHANG)
+                    if reaped:
+                        break
+                    if time.monotonic() - t0 > timeout and not timed_out:
+                        os.kill(pid, signal.SIGKILL)
+                        timed_out = True
+                    time.sleep(0.05)
+            cpu = ru.ru_utime + ru.ru_stime
+            if descendants:
+                cpu += _reap_descendants()
+            wall = time.monotonic() - t0
+            code = os.waitstatus_to_exitcode(status)
+            if not fork:
+                # Reaped here: Popen must not wait for it again.
+                p.returncode = code
+            out = None
+            if capture:
+                f.seek(0)
+                out = f.read()
+    finally:
+        if descendants:
+            _subreaper(False)
     if check and code:
         raise subprocess.CalledProcessError(code, cmd)
-    return Run(ru.ru_utime + ru.ru_stime, ru.ru_maxrss, wall, out, code, timed_out)
+    return Run(cpu, ru.ru_maxrss, wall, out, code, timed_out)
 
 
 def cpu_time(cmd):
