@@ -27,9 +27,7 @@ class TestInline(common.PerfTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        for tool in ('gcc', 'objdump', 'addr2line'):
-            if not shutil.which(tool):
-                raise unittest.SkipTest('%s missing' % tool)
+        common.need_tools('gcc', 'objdump', 'addr2line')
         srcs = gen_inline.generate(cls.tmp)
         cls.prog = os.path.join(cls.tmp, 'inl')
         common.run(['gcc', '-O2', '-g', '-o', cls.prog] + srcs)

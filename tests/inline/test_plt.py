@@ -56,9 +56,7 @@ class TestPlt(common.PerfTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        for tool in ('gcc', 'objdump', 'addr2line'):
-            if not shutil.which(tool):
-                raise unittest.SkipTest('%s missing' % tool)
+        common.need_tools('gcc', 'objdump', 'addr2line')
         src = os.path.join(cls.tmp, 'prog.c')
         with open(src, 'w') as f:
             f.write(PROG_C)

@@ -63,6 +63,13 @@ def need(path):
         raise unittest.SkipTest('%s missing (run make first)' % path)
 
 
+def need_tools(*tools):
+    """Skip unless each of @tools is in PATH."""
+    for tool in tools:
+        if not shutil.which(tool):
+            raise unittest.SkipTest('%s missing' % tool)
+
+
 class PerfTestCase(unittest.TestCase):
     """Tests of our perf (skipped when it is not built, or, with
     need_upstream, when perf-upstream is not) sharing a temporary
