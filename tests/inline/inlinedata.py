@@ -40,19 +40,37 @@ def exec_segment(path):
     raise AssertionError('%s: no executable PT_LOAD' % path)
 
 
+def objdump_insns(path, sections=('.text',), function=None):
+    """Addresses (ELF virtual) of the instructions objdump disassembles in
+    @sections (all executable ones when empty), of every function or only
+    of those whose name (as objdump gives it, "puts@plt") matches the
+    regular expression @function."""
+    cmd = ['objdump', '-d', '--no-show-raw-insn']
+    for sec in sections:
+        cmd += ['-j', sec]
+    out = subprocess.run(cmd + [path], stdout=subprocess.PIPE, text=True,
+                         check=True).stdout
+    addrs, cur = [], None
+    for line in out.splitlines():
+        label = re.match(r'^[0-9a-f]+ <(.*)>:$', line)
+        if label:
+            cur = label.group(1)
+            continue
+        head = line.split(':', 1)
+        if len(head) != 2 or not head[0].startswith('  '):
+            continue
+        if function is not None and not (cur and re.fullmatch(function, cur)):
+            continue
+        try:
+            addrs.append(int(head[0], 16))
+        except ValueError:
+            pass
+    return addrs
+
+
 def text_insns(path):
     """Addresses (ELF virtual) of every instruction of .text, from objdump."""
-    out = subprocess.run(['objdump', '-d', '-j', '.text', '--no-show-raw-insn', path],
-                         stdout=subprocess.PIPE, text=True, check=True).stdout
-    addrs = []
-    for line in out.splitlines():
-        head = line.split(':', 1)
-        if len(head) == 2 and head[0].startswith('  '):
-            try:
-                addrs.append(int(head[0], 16))
-            except ValueError:
-                pass
-    return addrs
+    return objdump_insns(path)
 
 
 def runtime_addr(path, addr):

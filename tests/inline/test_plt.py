@@ -10,7 +10,6 @@ be upstream's, in every mode, with no call; upstream's calls say that the
 case is the one meant.
 """
 import os
-import re
 import shutil
 import stat
 import unittest
@@ -71,26 +70,10 @@ class TestPlt(common.PerfTestCase):
             f.write('#!/bin/sh\necho "$@" >> %s\nexec %s "$@"\n' %
                     (cls.log, shutil.which('addr2line')))
         os.chmod(wrapper, os.stat(wrapper).st_mode | stat.S_IXUSR)
-        cls.plt = cls.insns(r'.*@plt')
-        cls.lines = cls.insns(r'work')
+        cls.plt = inlinedata.objdump_insns(cls.prog, (), r'.*@plt')
+        cls.lines = inlinedata.objdump_insns(cls.prog, (), r'work')
         cls.data = os.path.join(cls.tmp, 'perf.data')
         inlinedata.write_samples(cls.prog, cls.plt + cls.lines, cls.data, callers=1)
-
-    @classmethod
-    def insns(cls, pattern):
-        """Addresses of the instructions of the functions objdump names
-        @pattern, in every executable section."""
-        out = common.run(['objdump', '-d', '--no-show-raw-insn', cls.prog]).stdout
-        addrs, cur = [], None
-        for line in out.splitlines():
-            m = re.match(r'^[0-9a-f]+ <(.*)>:$', line)
-            if m:
-                cur = m.group(1)
-            elif not line.strip():
-                cur = None
-            elif cur and re.fullmatch(pattern, cur) and re.match(r'^ +[0-9a-f]+:', line):
-                addrs.append(int(line.split(':', 1)[0], 16))
-        return addrs
 
     def run_perf(self, perf, *args):
         """perf's output, and the addr2line calls it made."""
