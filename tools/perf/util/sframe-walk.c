@@ -238,25 +238,3 @@ int sframe_walk__fp_abi(const struct sframe_abi *abi,
 	}
 	return n;
 }
-
-/*
- * Frame records of two words in the host's byte order, for callers that
- * do not know the ABI yet: register numbers of its own, only FP's matters.
- */
-static const struct sframe_abi sframe_walk__host_fp_abi = {
-	.name = "frame records", .big_endian = __BYTE_ORDER == __BIG_ENDIAN,
-	.sp = 1, .fp = 2,
-	.fp_row = {
-		.cfa = { .kind = SFRAME_RULE_REG, .reg = 2, .offset = 16 },
-		.ra = { .kind = SFRAME_RULE_CFA, .offset = -8 },
-		.fp = { .kind = SFRAME_RULE_CFA, .offset = -16 },
-	},
-};
-
-int sframe_walk__fp(const struct sframe_stack *stack, u64 sp, u64 bp,
-		    u64 *ips, int max, bool (*is_code)(u64 ra, void *arg),
-		    void *arg)
-{
-	return sframe_walk__fp_abi(&sframe_walk__host_fp_abi, stack, sp, bp,
-				   ips, max, is_code, arg);
-}

@@ -104,13 +104,4 @@ int sframe_walk__fp_abi(const struct sframe_abi *abi,
 			u64 *ips, int max, bool (*is_code)(u64 ra, void *arg),
 			void *arg);
 
-/*
- * sframe_walk__fp_abi() with two-word frame records (the caller's FP,
- * then the RA, as x86_64 and AArch64 make them) in the host's byte order,
- * for callers that do not know the sample's ABI.  Returns how many.
- */
-int sframe_walk__fp(const struct sframe_stack *stack, u64 sp, u64 bp,
-		    u64 *ips, int max, bool (*is_code)(u64 ra, void *arg),
-		    void *arg);
-
 #endif /* __PERF_SFRAME_WALK_H */
