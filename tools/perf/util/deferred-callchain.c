@@ -275,16 +275,6 @@ void deferred_callchain__set_config(struct deferred_callchain *dc,
 		dc->config.max_pending_bytes = 1;
 }
 
-void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered)
-{
-	dc->config.ordered = ordered;
-}
-
-void deferred_callchain__set_live(struct deferred_callchain *dc, bool live)
-{
-	dc->config.live = live;
-}
-
 void deferred_callchain_config__init(struct deferred_callchain_config *config)
 {
 	*config = (struct deferred_callchain_config)DEFERRED_CALLCHAIN_CONFIG_DEFAULT;

@@ -289,22 +289,6 @@ void deferred_callchain__set_walk(struct deferred_callchain *dc, deferred_callch
  */
 void deferred_callchain__set_config(struct deferred_callchain *dc,
 				    const struct deferred_callchain_config *config);
-/**
- * deferred_callchain__set_ordered - say whether events come in time order
- * @dc: the stitcher
- * @ordered: see config.ordered
- *
- * Return: nothing.
- */
-void deferred_callchain__set_ordered(struct deferred_callchain *dc, bool ordered);
-/**
- * deferred_callchain__set_live - say whether the tool shows samples live
- * @dc: the stitcher
- * @live: see config.live
- *
- * Return: nothing.
- */
-void deferred_callchain__set_live(struct deferred_callchain *dc, bool live);
 
 /* deferred_callchain__event(): the caller delivers the event itself. */
 #define DEFERRED_CALLCHAIN__PASS	1
