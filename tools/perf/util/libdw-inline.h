@@ -52,6 +52,8 @@ int libdw_inline__walk_functions_at(Dwfl_Module *mod, Dwarf_Die *cudie,
 /**
  * libdw_inline__free_dwfl() - Free the indexes kept in a Dwfl's modules
  * @dwfl: the dso's Dwfl, before dwfl_end()
+ *
+ * Return: nothing.
  */
 void libdw_inline__free_dwfl(Dwfl *dwfl);
 

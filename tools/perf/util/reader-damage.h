@@ -265,13 +265,19 @@ int reader_damage__stop(struct reader_damage *damage, int err, u64 file_offset);
  * The CPU count the header did not have is now that of the samples (perf
  * report --sort cpu, perf script --cpu, the tools that size per-CPU tables
  * after the session), then one warning per kind of damage.
+ *
+ * Return: nothing.
  */
 void reader_damage__end_of_data(struct reader_damage *damage, struct perf_session *session);
 
 /**
- * reader_damage__release - free the reader's buffers once the events in
- * them are delivered (after the final flush); the counters stay.
+ * reader_damage__release - free the reader's buffers
  * @damage: the session's reader state
+ *
+ * Once the events in them are delivered (after the final flush); the
+ * counters stay.
+ *
+ * Return: nothing.
  */
 void reader_damage__release(struct reader_damage *damage);
 

@@ -55,6 +55,8 @@ int dso__sframe_vaddr_bias(struct dso *dso, struct map *map, u64 pc, u64 *bias);
 /**
  * dso__sframe_delete() - Free what dso__sframe() keeps for a dso
  * @dso: the dso; dso__delete() calls this
+ *
+ * Return: nothing.
  */
 void dso__sframe_delete(struct dso *dso);
 

@@ -178,6 +178,8 @@ int sframe_section__decode(struct sframe_section *sec, const void *data, size_t 
 /**
  * sframe_section__exit() - Free what sframe_section__decode() allocated for @sec
  * @sec: a section sframe_section__decode() accepted
+ *
+ * Return: nothing.
  */
 void sframe_section__exit(struct sframe_section *sec);
 

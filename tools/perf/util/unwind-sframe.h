@@ -82,6 +82,8 @@ bool unwind_sframe__style_chosen(void);
  * For perf report --stats, which resolves no callchains: with an sframe
  * style first (unwind_sframe__style_chosen()), each sample is unwound with the
  * styles chosen, so that the block says what perf report would do.
+ *
+ * Return: nothing.
  */
 void unwind_sframe__count_sample(struct machine *machine, struct perf_sample *sample);
 
