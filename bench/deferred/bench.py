@@ -12,7 +12,10 @@ by default: it costs ~2.5x more and the bench should stay near 10
 minutes).  CPU time (user+sys, os.wait4) is the best of the runs: other
 jobs on a shared machine only ever add to it, so the least is the nearest
 to the program's own cost; wall time and peak RSS are medians.  CPU time
-is the number to read.
+is the number to read.  Beside it, the median (and middle half) of the
+ratios of ours' deferred and floor runs of one round: the two runs of a
+round see the same load, so their ratio drifts less than that of two
+best runs taken rounds apart.
 
 Then the memory-bound case: 10% of the deferred records missing at 1000
 threads, peak RSS of perf report vs the floor file.
@@ -115,7 +118,9 @@ def bench_threads(args, threads, cmds):
     for cmd in cmds:
         reps = args.reps if cmd == 'script' else args.report_reps
         for rep in range(reps):
-            for who, perf, kind, path in variants:
+            # Each round in the other order, so that neither file always
+            # runs right after the other.
+            for who, perf, kind, path in variants[::-1 if rep % 2 else 1]:
                 runs = res.setdefault((cmd, who, kind), [])
                 # A variant already 4x slower than the floor needs no more
                 # repetitions to show it: keep the bench short.
@@ -127,7 +132,23 @@ def bench_threads(args, threads, cmds):
         # Wall and RSS: medians; CPU: the best run (load only adds to it).
         med[k] = (statistics.median(r[0] for r in runs), min(r[1] for r in runs),
                   statistics.median(r[2] for r in runs))
+    for cmd in cmds:
+        # The same round's two runs of ours, next to each other: their
+        # ratio cancels what drifts between rounds (other jobs, the host),
+        # which best-of-N alone does not when the two best runs come from
+        # rounds far apart.
+        pairs = zip(res[(cmd, 'ours', 'deferred')], res[(cmd, 'ours', 'floor')])
+        med[(cmd, 'paired')] = sorted(d[1] / f[1] for d, f in pairs)
     return med
+
+
+def paired(ratios):
+    """The median of per-round deferred/floor CPU ratios, with the range
+    of the middle half: "+4.1% [-0.2%, +6.0%]"."""
+    def q(p):
+        return ratios[round(p * (len(ratios) - 1))]
+    return '%+.1f%% [%+.1f%%, %+.1f%%]' % tuple(100.0 * (x - 1) for x in
+                                              (statistics.median(ratios), q(0.25), q(0.75)))
 
 
 def pct(a, b):
@@ -238,9 +259,9 @@ def main():
         args.no_memory = True
     else:
         out('| threads | command | ours deferred CPU s | ours floor CPU s | ours vs floor '
-            '| upstream deferred CPU s | upstream floor CPU s | upstream vs floor '
+            '| ours vs floor, paired rounds | upstream deferred CPU s | upstream floor CPU s | upstream vs floor '
             '| ours wall s | upstream wall s | ours / upstream RSS MiB |')
-        out('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+        out('|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|')
     for threads in [int(t) for t in args.threads.split(',') if t]:
         med = bench_threads(args, threads, cmds)
         for cmd in cmds:
@@ -249,8 +270,10 @@ def main():
             uf = med.get((cmd, 'upstream', 'floor'), (0, 0, 0))
             up = [c for c in TIMED_OUT if c[0] == args.perf_upstream and c[1] == cmd]
             mark = '>' if any('-t%d-' % threads in c[-1] for c in up) else ''
-            out('| %d | %s | %.2f | %.2f | %s | %s%.2f | %.2f | %s%s | %.2f | %s%.2f | %.0f / %.0f |' %
-                (threads, cmd, od[1], of[1], pct(od[1], of[1]), mark, ud[1], uf[1],
+            out('| %d | %s | %.2f | %.2f | %s | %s | %s%.2f | %.2f | %s%s | %.2f | %s%.2f | '
+                '%.0f / %.0f |' %
+                (threads, cmd, od[1], of[1], pct(od[1], of[1]), paired(med[(cmd, 'paired')]),
+                 mark, ud[1], uf[1],
                  mark, pct(ud[1], uf[1]), od[0], mark, ud[0], od[2] / 1024, ud[2] / 1024))
         sys.stdout.flush()
 
