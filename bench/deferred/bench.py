@@ -259,7 +259,8 @@ def main():
         args.no_memory = True
     else:
         out('| threads | command | ours deferred CPU s | ours floor CPU s | ours vs floor '
-            '| ours vs floor, paired rounds | upstream deferred CPU s | upstream floor CPU s | upstream vs floor '
+            '| ours vs floor, paired rounds '
+            '| upstream deferred CPU s | upstream floor CPU s | upstream vs floor '
             '| ours wall s | upstream wall s | ours / upstream RSS MiB |')
         out('|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|')
     for threads in [int(t) for t in args.threads.split(',') if t]:
