@@ -661,13 +661,12 @@ class TestGenerated(Base):
         self.assertTrue(comms and comms[0] == 'oldname', out)
         self.assertIn('do_cheap_syscalls', out)
 
-    @unittest.expectedFailure
     def test_duplicate_after_exit(self):
-        """BUG (minor): an exact duplicate record that comes after a
-        FINISHED_ROUND, once its task's EXIT went out, is counted as an
-        accepted record and an orphan, not as a duplicate: the task, with
-        its last cookie, was forgotten at EXIT (and is created again, for
-        good, by the duplicate)."""
+        """An exact duplicate record that comes after a FINISHED_ROUND, once
+        its task's EXIT went out with nothing held, is a duplicate: the
+        task, with its last cookie, stays for the window after its EXIT.
+        It was counted as an accepted record and an orphan, and created the
+        task again for good."""
         w = Writer([Evsel(sample_type=ST, defer=True)], nr_cpus=1)
         ck = cookie(0, 1)
         w.sample(K, 100, 101, 900, callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, ck])

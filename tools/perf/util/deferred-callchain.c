@@ -935,9 +935,9 @@ static int dc__deliver_through(struct deferred_callchain *dc, struct dc_entry *l
  * the EXIT).  So in time order they wait on, for the window after the
  * EXIT (dc__drain()), and the EXIT waits behind them in the queue, or,
  * for a sample already out of it, until that one is out (dc__hold_exit()):
- * the tool's thread goes only after them.  While anything is held, the
- * task is kept for that window, so that a FORK reusing its tid finds what
- * is left of it.
+ * the tool's thread goes only after them.  While anything is held, or a
+ * record of the task is kept, the task is kept for that window, so that a
+ * FORK reusing its tid finds what is left of it.
  * Without time order the EXIT proves nothing; the samples wait as any do.
  */
 static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine, int tid,
@@ -962,7 +962,13 @@ static int dc__task_exit(struct deferred_callchain *dc, struct machine *machine,
 		e->exited = true;
 	if (!dc->config.ordered)
 		return 0;
-	if (!held) {
+	/*
+	 * Nothing held and no record kept: nothing to wait for or to know
+	 * the task by.  With a record kept, the task stays for the window
+	 * too: a copy of that record written after a FINISHED_ROUND (seen on
+	 * 7.2) is then known as a duplicate, not taken for a new task's.
+	 */
+	if (!held && !task->nr_recs && !task->have_last) {
 		dc_task__free(dc, task);
 		return 0;
 	}
