@@ -20,8 +20,9 @@ import perf_script                              # noqa: E402
 from deferred_scenario import (KERNEL_TEXT, USER_TEXT, VDSO_TEXT,  # noqa: E402
                                cookie_of, dethread_scenario, offcpu_scenario, scenario,
                                workload_path)
-from perf_abi import (CONTEXT_KERNEL, CONTEXT_USER_DEFERRED, S_CALLCHAIN,  # noqa: E402
-                      S_CPU, S_IDENTIFIER, S_IP, S_PERIOD, S_TID, S_TIME)
+from perf_abi import (CONTEXT_KERNEL, CONTEXT_USER_DEFERRED, S_BRANCH_STACK,  # noqa: E402
+                      S_CALLCHAIN, S_CPU, S_IDENTIFIER, S_IP, S_PERIOD, S_RAW, S_TID,
+                      S_TIME)
 from perfdata_writer import Evsel, Writer       # noqa: E402
 
 PERF = common.PERF
@@ -484,6 +485,36 @@ class TestGenerated(Base):
                       dup_fraction=0.05, seed=11)
         p = sc.write(self.path('be.pipe'), endian='>', pipe=True)
         self.assertSamples(self.samples(p, pipe=True), sc.truth)
+
+    def test_cross_endian_held_raw_and_branches(self):
+        """Samples held behind a waiting one are kept as bytes and parsed
+        again: in a file of the other byte order (s390x, say) the first
+        parse had swapped their RAW data and branch flags in place, so they
+        did not parse again ("does not parse again (-14): dropped").  Held
+        samples with RAW (a bpf-output event) and a branch stack come out as
+        in a native file."""
+        raw = bytes(range(1, 21))
+        flags = 1 | (0x123 << 4)                   # mispred, cycles 0x123
+        outs = []
+        for endian in '<>':
+            w = Writer([Evsel(sample_type=ST | S_RAW | S_BRANCH_STACK, defer=True,
+                              config=10)], nr_cpus=1, endian=endian)
+            # 100 waits for its record; 101, stitched at once, is held behind it.
+            w.sample(K, 100, 100, 1000, raw=raw, branches=[(U, U + 0x40, flags)],
+                     callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, cookie(0, 1)])
+            w.deferred(cookie(0, 2), [U + 8], 100, 101, 1050)
+            w.sample(K, 100, 101, 1100, raw=raw[::-1], branches=[(U + 8, U + 0x80, 2)],
+                     callchain=[CONTEXT_KERNEL, K, CONTEXT_USER_DEFERRED, cookie(0, 2)])
+            w.deferred(cookie(0, 1), [U], 100, 100, 1300)
+            w.finished_round()
+            p = w.save(self.path('%s.data' % ('le' if endian == '<' else 'be')))
+            r = self.script(p, fields='tid,ip,brstack,bpf-output')
+            self.assertNotIn('does not parse again', r.stderr)
+            self.assertStats(self.stats(p), stitched=1, stitched_late=1, user_stack_lost=0)
+            outs.append(r.stdout)
+        self.assertIn('01 02 03 04 05 06 07 08', outs[0])
+        self.assertIn('/M/-/-/291', outs[0])
+        self.assertEqual(outs[0], outs[1])
 
     def _one(self, name, rec_kw, ips=(U, U + 8), sample_time=1000, rec_time=2000,
              after=True):

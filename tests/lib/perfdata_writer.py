@@ -24,7 +24,21 @@ from perf_abi import (ATTR_SIZE, CALLCHAIN_DEFERRED, CGROUP, COMM, COMM_EXEC, EX
                       MISC_KERNEL, MISC_USER, MMAP2, PERF_SAMPLE_REGS_ABI_64,
                       PERF_TYPE_SOFTWARE, SAMPLE, SW_CPU_CLOCK, S_ADDR,
                       S_CALLCHAIN, S_CGROUP, S_CPU, S_ID, S_IDENTIFIER, S_IP, S_PERIOD,
-                      S_REGS_USER, S_STACK_USER, S_STREAM_ID, S_TID, S_TIME)
+                      S_BRANCH_STACK, S_RAW, S_REGS_USER, S_STACK_USER, S_STREAM_ID,
+                      S_TID, S_TIME)
+
+
+# struct branch_flags: (bit, width) of each field on a little-endian host.
+_BRANCH_FLAGS = ((0, 1), (1, 1), (2, 1), (3, 1), (4, 16), (20, 4), (24, 2), (26, 4),
+                 (30, 3), (33, 31))
+
+
+def _branch_flags_be(v):
+    """The same bitfields as a big-endian host lays them out: from the top."""
+    out = 0
+    for pos, size in _BRANCH_FLAGS:
+        out |= ((v >> pos) & ((1 << size) - 1)) << (64 - pos - size)
+    return out
 
 
 def _bitrev64(v):
@@ -177,8 +191,13 @@ class Writer:
         return self.add(self.header(FINISHED_ROUND, 0, b''))
 
     def sample(self, ip, pid, tid, time, cpu=0, callchain=None, period=None,
-               evsel=None, misc=None, regs=None, stack=None, id=None, cgroup=0):
+               evsel=None, misc=None, regs=None, stack=None, id=None, cgroup=0,
+               raw=b'', branches=()):
         """callchain: the raw u64 entries (context markers included).
+        raw: the RAW bytes, as the producer wrote them (RAW; a u32 size, then
+        the bytes, padded so that the two end on a u64 boundary);
+        branches: (from, to, flags) of each branch entry (BRANCH_STACK, no
+        hw_idx), flags as a little-endian host lays out struct branch_flags;
         regs: dict reg index -> value (REGS_USER); stack: bytes (STACK_USER);
         cgroup: the cgroup id (CGROUP; no field between it and STACK_USER
         is written)."""
@@ -209,6 +228,13 @@ class Writer:
         if st & S_CALLCHAIN:
             cc = callchain or []
             b += self.p('Q%dQ' % len(cc), len(cc), *cc)
+        if st & S_RAW:
+            data = bytes(raw) + b'\0' * (-(len(raw) + 4) % 8)
+            b += self.p('I', len(data)) + data
+        if st & S_BRANCH_STACK:
+            b += self.p('Q', len(branches))
+            for frm, to, flags in branches:
+                b += self.p('QQQ', frm, to, flags if self.e == '<' else _branch_flags_be(flags))
         if st & S_REGS_USER:
             if regs is None:
                 b += self.p('Q', 0)

@@ -1261,6 +1261,9 @@ static struct dc_entry *dc_entry__new(struct deferred_callchain *dc, union perf_
 		size += event->header.size;
 	}
 	memcpy(e->event, event, event->header.size);
+	/* Parsing swapped parts of a cross-endian sample in place: undone. */
+	if (event->header.type == PERF_RECORD_SAMPLE && sample->evsel && sample->evsel->needs_swap)
+		evsel__unswap_sample(sample, event, e->event);
 	e->file_offset = sample->file_offset;
 	INIT_LIST_HEAD(&e->wait_node);
 	INIT_LIST_HEAD(&e->task_node);
