@@ -486,6 +486,36 @@ class TestGenerated(Base):
         p = sc.write(self.path('be.pipe'), endian='>', pipe=True)
         self.assertSamples(self.samples(p, pipe=True), sc.truth)
 
+    def test_cross_endian_inject(self):
+        """perf inject of a recording of the other byte order (file or pipe,
+        as it is or with --merge-callchains) writes a native file: the u32
+        pairs of samples and of the other events' sample_id (pid/tid,
+        cpu/res) were written as reading left them, swapped: every thread
+        of a process showed as one, and MMAP, COMM, FORK and EXIT named the
+        wrong thread and CPU.  Each injected file now reads as the one
+        injected from the native recording the same way."""
+        sc = scenario(threads=4, samples=300, late_fraction=0.2, missing_fraction=0.05,
+                      dup_fraction=0.05, seed=11)
+        fields = 'comm,pid,tid,cpu,time,event,ip'
+        got = {}
+        for endian in '<>':
+            for pipe in (False, True):
+                src = sc.write(self.path('%s%s' % (endian == '<' and 'le' or 'be',
+                                                   pipe and '.pipe' or '.data')),
+                               endian=endian, pipe=pipe)
+                for extra in ([], ['--merge-callchains']):
+                    out = self.path('inj-%d-%d-%d.data' % (endian == '<', pipe, len(extra)))
+                    with open(src, 'rb') as f:
+                        common.run([PERF, 'inject'] + extra + ['-i', '-' if pipe else src,
+                                                               '-o', out],
+                                   stdin=f if pipe else None, timeout=120)
+                    r = self.script(out, fields=fields, extra=['--show-task-events'])
+                    got[(endian, pipe, bool(extra))] = r.stdout
+        self.assertIn('PERF_RECORD_FORK', got[('<', False, False)])
+        for (endian, pipe, merge), out in got.items():
+            with self.subTest(endian=endian, pipe=pipe, merge=merge):
+                self.assertEqual(out, got[('<', False, merge)])
+
     def test_cross_endian_held_raw_and_branches(self):
         """Samples held behind a waiting one are kept as bytes and parsed
         again: in a file of the other byte order (s390x, say) the first
