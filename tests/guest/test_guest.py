@@ -378,12 +378,24 @@ class Checks:
             st = self.stats(name)
             ns = [s.ns for s in self.samples(name)]
             late = raw.out_of_order(ns)
+            unordered = self.unordered(name)
             self.figures['%s: samples out of time order, with exec' % name] = '%d, %d' % (
                 late, st['delivered with exec'])
             if name not in DETHREAD_RUNS:
                 self.assertEqual(st['delivered with exec'], 0, name)
-            self.assertLessEqual(late, st['delivered out of order'] + st['delivered with exec'],
-                                 name)
+            self.assertLessEqual(late, st['delivered out of order'] + st['delivered with exec'] +
+                                 unordered, name)
+
+    def unordered(self, name):
+        """Events ordered_events itself delivers late: written to their
+        ring buffer after a FINISHED_ROUND that flushed past their time (a
+        vCPU held back under TCG), as perf says at the end."""
+        r = common.run([common.PERF, 'script', '-F', 'time', '-i', self.data(name)],
+                       check=False, timeout=300)
+        m = re.search(r'(\d+) out of order events recorded', r.stderr)
+        if m:
+            self.figures['%s: out of order events recorded' % name] = m.group(1)
+        return int(m.group(1)) if m else 0
 
     def test_ours_at_least_upstream(self):
         for name in self.runs(DEFER_RUNS):
