@@ -50,12 +50,18 @@ def perf_env(buildid_dir):
     return ['--buildid-dir', buildid_dir] if buildid_dir else []
 
 
+class Samples(list):
+    """A list of Sample, with the stderr of the perf script that gave it."""
+    stderr = ''
+
+
 def script(perf, data, kallsyms=None, buildid_dir=None, cpu=False):
-    """perf script of DATA, parsed: a list of Sample."""
+    """perf script of DATA, parsed: a Samples."""
     fields = 'comm,tid,' + ('cpu,' if cpu else '') + 'time,event,ip,sym,dso'
     extra = ['--max-stack', '1024', '--ns'] + (['--kallsyms', kallsyms] if kallsyms else [])
-    _, parsed = perf_script.script(perf, data, fields, extra, pre=perf_env(buildid_dir))
-    samples = []
+    r, parsed = perf_script.script(perf, data, fields, extra, pre=perf_env(buildid_dir))
+    samples = Samples()
+    samples.stderr = r.stderr
     for p in parsed:
         s = Sample(p.comm, p.tid, p.cpu, p.time, p.event)
         s.frames = [(f.addr, f.sym, f.dso) for f in p.frames]
