@@ -68,6 +68,12 @@ static bool reader_damage__plausible_header(struct perf_session *session,
 	return !perf_event__too_small((const union perf_event *)&hdr, NULL);
 }
 
+bool reader_damage__plausible(struct perf_session *session, const char *buf, u64 len)
+{
+	return len >= sizeof(struct perf_event_header) &&
+	       reader_damage__plausible_header(session, (const void *)buf, len);
+}
+
 /*
  * Whether RESYNC_EVENTS plausible events start at @buf, @len bytes there
  * (known types, sane sizes, samples whose timestamp parses): 1 yes, 0 no,

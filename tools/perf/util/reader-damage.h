@@ -150,6 +150,22 @@ struct reader_damage {
 };
 
 /**
+ * reader_damage__plausible - whether a header can start an event
+ * @session: the session (byte order)
+ * @buf: the header, in the data
+ * @len: the bytes from @buf to the end of the data
+ *
+ * reader_damage__frame() reads the event at its position without
+ * resynchronizing when its header is plausible and so is the header its
+ * size points to (or the data ends there).  For a look at the data ahead
+ * of the reader, which must frame it as the reader will.
+ *
+ * Return: true when the header at @buf is plausible and its event ends
+ * within @len bytes.
+ */
+bool reader_damage__plausible(struct perf_session *session, const char *buf, u64 len);
+
+/**
  * reader_damage__frame - check the framing of the event at a file reader's
  * position, resynchronizing when it is lost.
  * @damage: the session's reader state (counts what is skipped or cut)
