@@ -28,7 +28,10 @@
  *   [1] reorder window in ms (0: default)
  *   [2] max_queue (0: default)
  *   [3] max_pending (0: default)
- *   [4] bit 0: no PERF_SAMPLE_TIME, bit 1: PERF_SAMPLE_ADDR
+ *   [4] bit 0: no PERF_SAMPLE_TIME, bit 1: PERF_SAMPLE_ADDR,
+ *       bit 2: the events known ahead first, as from a file mapped whole
+ *       (deferred_callchain__ahead(), at the file offsets they come with),
+ *       bit 3: all of them (else the first half), and said to be whole
  *   [5] sample_stack_user / 64 (0: 256 bytes)
  *   [6] bit 0: a memory budget for waiting samples of [7] * 256 bytes
  *       bit 1: live (config.live, as perf top)
@@ -225,6 +228,54 @@ out:
 	perf_sample__exit(&sample);
 }
 
+/*
+ * The events as a session walking a file mapped whole hands them ahead:
+ * those process() gives the stitcher, at the same offsets, up to @limit
+ * bytes of input.  Whole when every one was taken and the walk went to the
+ * end.
+ */
+static void ahead(struct fuzz_state *st, struct evsel *evsel, struct deferred_callchain *dc,
+		  const u8 *data, size_t size, size_t limit, bool whole)
+{
+	u64 seq = 0;
+
+	while (size >= sizeof(struct perf_event_header) && limit >= sizeof(struct perf_event_header)) {
+		struct perf_event_header hdr;
+		struct perf_sample sample;
+		union perf_event *event;
+		int ret;
+
+		memcpy(&hdr, data, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > size || hdr.size % sizeof(u64) ||
+		    hdr.size > limit)
+			break;
+		event = malloc(hdr.size);
+		if (!event)
+			fail("out of memory", -ENOMEM);
+		memcpy(event, data, hdr.size);
+		if (hdr.type < PERF_RECORD_USER_TYPE_START && hdr.size >= min_size(hdr.type)) {
+			perf_sample__init(&sample, /*all=*/true);
+			if (!evsel__parse_sample(evsel, event, &sample)) {
+				sample.file_offset = ++seq;
+				ret = deferred_callchain__ahead(dc, event, &sample,
+								event_machine(st, event));
+				if (ret == -ENOMEM)
+					fail("out of memory", ret);
+				if (ret)
+					whole = false;
+			} else if (hdr.type == PERF_RECORD_CALLCHAIN_DEFERRED) {
+				whole = false;
+			}
+			perf_sample__exit(&sample);
+		}
+		free(event);
+		data += hdr.size;
+		size -= hdr.size;
+		limit -= hdr.size;
+	}
+	deferred_callchain__ahead_end(dc, whole && size < sizeof(struct perf_event_header));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -280,6 +331,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	data += SETUP_SIZE;
 	size -= SETUP_SIZE;
+	if (s[4] & 4)
+		ahead(&st, evsel, dc, data, size, s[4] & 8 ? size : size / 2, !!(s[4] & 8));
 	while (size >= sizeof(struct perf_event_header)) {
 		struct perf_event_header hdr;
 		union perf_event *event;

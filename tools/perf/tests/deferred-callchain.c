@@ -59,6 +59,10 @@ struct fixture {
 	bool count_only;
 	int nr_stitched;
 	int nr_unstitched;
+	/* Events kept by feed() instead, for play(): a file's, known ahead. */
+	bool keep;
+	u64 *kept;
+	size_t kept_len;	/* in u64 */
 	u64 buf[1024];
 };
 
@@ -170,6 +174,59 @@ static void fixture__exit(struct fixture *f)
 {
 	deferred_callchain__delete(f->dc);
 	evlist__put(f->evlist);
+	free(f->kept);
+}
+
+static int feed(struct fixture *f, union perf_event *event);
+
+/* Keep @event for play(). */
+static int keep(struct fixture *f, union perf_event *event)
+{
+	size_t n = event->header.size / sizeof(u64);
+	u64 *kept = realloc(f->kept, (f->kept_len + n) * sizeof(u64));
+
+	if (!kept)
+		return -ENOMEM;
+	memcpy(kept + f->kept_len, event, event->header.size);
+	f->kept = kept;
+	f->kept_len += n;
+	return 0;
+}
+
+/*
+ * The kept events as a session reads a file mapped whole: the first
+ * @nr_ahead (all: -1) to deferred_callchain__ahead(), at the file offsets
+ * feed() gives them, then all of them in their turn.
+ */
+static int play(struct fixture *f, int nr_ahead, bool whole)
+{
+	union perf_event *event;
+	size_t pos;
+	int i, ret = 0;
+
+	f->keep = false;
+	for (pos = 0, i = 0; pos < f->kept_len && i != nr_ahead; i++) {
+		struct perf_sample sample;
+
+		event = (union perf_event *)(f->kept + pos);
+		perf_sample__init(&sample, /*all=*/true);
+		ret = evsel__parse_sample(f->evsel, event, &sample);
+		sample.file_offset = (f->nr_fed + i + 1) * 64;
+		if (!ret)
+			ret = deferred_callchain__ahead(f->dc, event, &sample, f->machine);
+		perf_sample__exit(&sample);
+		if (ret)
+			return ret;
+		pos += event->header.size / sizeof(u64);
+	}
+	deferred_callchain__ahead_end(f->dc, whole);
+	for (pos = 0; !ret && pos < f->kept_len; pos += event->header.size / sizeof(u64)) {
+		/* In f->buf, as the other events are fed. */
+		memcpy(f->buf, f->kept + pos, ((union perf_event *)(f->kept + pos))->header.size);
+		event = (union perf_event *)f->buf;
+		ret = feed(f, event);
+	}
+	return ret;
 }
 
 /* Parse @event as a session does, then hand it to the stitcher. */
@@ -178,6 +235,8 @@ static int feed(struct fixture *f, union perf_event *event)
 	struct perf_sample sample;
 	int ret;
 
+	if (f->keep)
+		return keep(f, event);
 	perf_sample__init(&sample, /*all=*/true);
 	ret = evsel__parse_sample(f->evsel, event, &sample);
 	/* Where a file would have it, and a caller's fix-up, as a session's. */
@@ -1182,6 +1241,108 @@ out_unlink:
 	return ret;
 }
 
+/*
+ * A file mapped whole: its records known ahead.  Each sample goes out as it
+ * comes, stitched, or with no record at once; a record of another task
+ * with the sample's cookie does not stitch it; a duplicate is counted.
+ */
+static int test__deferred_ahead(struct test_suite *t __maybe_unused, int s __maybe_unused)
+{
+	struct fixture f;
+
+	CHECK(!fixture__init_session(&f, NULL));
+	f.keep = true;
+	CHECK(!sample(&f, 10, 1 * MS, 2, 0x7100000001, NULL));
+	CHECK(!sample(&f, 11, 2 * MS, 1, 0x7200000001, NULL));
+	CHECK(!sample(&f, 12, 3 * MS, 1, 0x7300000001, NULL));
+	CHECK(!sample(&f, 13, 4 * MS, 1, 0x7400000001, NULL));
+	CHECK(!record(&f, 11, 5 * MS, 0x7200000001, 2));
+	/* Task 14's entry with task 13's cookie: not task 13's record. */
+	CHECK(!record(&f, 14, 6 * MS, 0x7400000001, 1));
+	CHECK(!record(&f, 10, 7 * MS, 0x7100000001, 3));
+	CHECK(!record(&f, 10, 7 * MS, 0x7100000001, 3));
+	/* Taken in the unwind path, after its own record. */
+	CHECK(!sample(&f, 10, 8 * MS, 2, 0x7100000001, NULL));
+	CHECK(f.nr_out == 0);
+	CHECK(!play(&f, -1, true));
+	CHECK(f.nr_out == 5);
+	CHECK(f.out[0].tid == 10 && stitched(&f.out[0], 3));
+	CHECK(f.out[1].tid == 11 && stitched(&f.out[1], 2));
+	CHECK(f.out[2].tid == 12 && lost(&f.out[2]));
+	CHECK(f.out[3].tid == 13 && lost(&f.out[3]));
+	CHECK(f.out[4].tid == 10 && stitched(&f.out[4], 3));
+	CHECK(stats(&f)->stitched == 2 && stats(&f)->stitched_late == 1);
+	CHECK(stats(&f)->lost == 2 && stats(&f)->records == 3);
+	CHECK(stats(&f)->duplicates == 1);
+	CHECK(stats(&f)->max_pending == 0 && stats(&f)->max_queued == 0);
+	CHECK(!deferred_callchain__flush(f.dc));
+	/* Task 14's record stitched nothing. */
+	CHECK(stats(&f)->orphans == 1);
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
+/*
+ * Records known ahead, with what the streaming rules keep: an execve's
+ * record (its samples go out after the exec's COMM), and a record the look
+ * ahead did not reach (it stopped: damage, or the budget).
+ */
+static int test__deferred_ahead_streams(struct test_suite *t __maybe_unused,
+					int s __maybe_unused)
+{
+	struct deferred_callchain_config config;
+	struct fixture f;
+	struct perf_sample parsed;
+	union perf_event *event;
+
+	/* As test__deferred_exec_in_place(), every record known ahead. */
+	CHECK(!fixture__init_session(&f, NULL));
+	f.keep = true;
+	CHECK(!sample(&f, 40, 1 * MS, 2, 0x6100000001, NULL));
+	CHECK(!sample(&f, 41, 2 * MS, 1, 0x6200000001, NULL));
+	CHECK(!record(&f, 41, 2 * MS + 1, 0x6200000001, 1));
+	CHECK(!comm_exec(&f, 40, 40, 3 * MS));
+	CHECK(!record(&f, 40, 4 * MS, 0x6100000001, 1));
+	CHECK(!play(&f, -1, true));
+	CHECK(f.nr_out == 3 && f.out[0].type == PERF_RECORD_COMM);
+	CHECK(f.out[1].tid == 40 && f.out[1].time == 1 * MS && stitched(&f.out[1], 1));
+	CHECK(f.out[2].tid == 41 && f.out[2].time == 2 * MS && stitched(&f.out[2], 1));
+	CHECK(stats(&f)->exec_maps_ahead == 1 && stats(&f)->max_pending == 1);
+	CHECK(stats(&f)->stitched == 2 && stats(&f)->records == 2);
+	CHECK(!deferred_callchain__flush(f.dc));
+	fixture__exit(&f);
+
+	/* The look ahead stopped before task 51's record: it waits for it. */
+	CHECK(!fixture__init_session(&f, NULL));
+	f.keep = true;
+	CHECK(!sample(&f, 50, 1 * MS, 2, 0x7500000001, NULL));
+	CHECK(!sample(&f, 51, 2 * MS, 2, 0x7600000001, NULL));
+	CHECK(!record(&f, 50, 3 * MS, 0x7500000001, 2));
+	CHECK(!record(&f, 51, 4 * MS, 0x7600000001, 3));
+	CHECK(!play(&f, 3, false));
+	CHECK(f.nr_out == 2);
+	CHECK(f.out[0].tid == 50 && stitched(&f.out[0], 2));
+	CHECK(f.out[1].tid == 51 && stitched(&f.out[1], 3));
+	CHECK(stats(&f)->stitched == 2 && stats(&f)->records == 2);
+	CHECK(stats(&f)->max_pending == 1 && stats(&f)->lost == 0);
+	CHECK(!deferred_callchain__flush(f.dc));
+	fixture__exit(&f);
+
+	/* Past call-graph.defer-memory nothing more is known ahead. */
+	deferred_callchain_config__init(&config);
+	config.max_pending_bytes = 1;
+	CHECK(!fixture__init_session(&f, &config));
+	f.keep = true;
+	CHECK(!record(&f, 50, 3 * MS, 0x7500000001, 2));
+	event = (union perf_event *)f.kept;
+	perf_sample__init(&parsed, /*all=*/true);
+	CHECK(!evsel__parse_sample(f.evsel, event, &parsed));
+	CHECK(deferred_callchain__ahead(f.dc, event, &parsed, NULL) == -E2BIG);
+	perf_sample__exit(&parsed);
+	fixture__exit(&f);
+	return TEST_OK;
+}
+
 static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("Stitch samples followed by their record", deferred_in_order),
 	TEST_CASE("Stitch samples that follow their record", deferred_late),
@@ -1202,6 +1363,8 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("More tasks at once than the first table holds", deferred_many_tasks),
 	TEST_CASE("Malformed and boundary records", deferred_malformed),
 	TEST_CASE("Held events are parsed again as the caller parsed them", deferred_parse_again),
+	TEST_CASE("Records known ahead: samples go out as they come", deferred_ahead),
+	TEST_CASE("Records known ahead: what the streaming rules keep", deferred_ahead_streams),
 	TEST_CASE("Frame pointer walk of a stack snapshot", deferred_snapshot),
 	TEST_CASE("SFrame walk of a stack snapshot", deferred_snapshot_sframe),
 	{	.name = NULL, }

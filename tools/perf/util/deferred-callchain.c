@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Stitching of deferred user callchains: see deferred-callchain.h for the
- * contract.  In short, every sample goes through a reorder queue; a sample
- * whose user frames are deferred also waits on its task until the task's
- * PERF_RECORD_CALLCHAIN_DEFERRED with the same cookie shows up, or until the
- * stream proves that it never will.
+ * contract.  In short, a sample whose record is known ahead (the input's
+ * records, util/deferred-index.c) is stitched when it comes; any other
+ * sample goes through a reorder queue, and one whose user frames are
+ * deferred waits on its task until the task's PERF_RECORD_CALLCHAIN_DEFERRED
+ * with the same cookie shows up, or until the stream proves that it never
+ * will.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,6 +25,7 @@
 
 #include "debug.h"
 #include "deferred-callchain.h"
+#include "deferred-index.h"
 #include "event.h"
 #include "evlist.h"
 #include "evsel.h"
@@ -210,6 +213,16 @@ struct deferred_callchain {
 	struct list_head		entry_cache;	/* freed entries, to reuse */
 	struct dc_record		*record_cache[DC_RECORD_CLASSES];	/* freed */
 	unsigned int			block_left;	/* unused in the newest block */
+	/*
+	 * The input's records, known ahead (deferred_callchain__ahead()):
+	 * a deferred sample whose record is there goes out at once, and
+	 * the record skips the task table when its turn comes.  Every
+	 * record of the input when known_whole: a sample with none there
+	 * gets none.
+	 */
+	struct deferred_index		*known;
+	bool				known_whole;
+	bool				known_counted;	/* its orphans are */
 };
 
 /*
@@ -474,27 +487,27 @@ static int dc__chain_reserve(struct deferred_callchain *dc, size_t nr)
 
 /*
  * Build the callchain @sample leaves with: its own entries up to the
- * PERF_CONTEXT_USER_DEFERRED marker, then the user frames: @rec's when
- * DC_STITCHED, else the caller's walk of the snapshot (dc->walk) or a bare
- * marker.
+ * PERF_CONTEXT_USER_DEFERRED marker, then the user frames: @ips (its
+ * record's) when DC_STITCHED, else the caller's walk of the snapshot
+ * (dc->walk) or a bare marker.
  */
 static int dc__build_chain(struct deferred_callchain *dc, enum dc_state state,
-			   struct dc_record *rec, struct machine *machine,
+			   const u64 *ips, u64 nr, struct machine *machine,
 			   struct perf_sample *sample)
 {
 	u64 nr_kernel = sample->callchain->nr - 2;
 	size_t pos = nr_kernel;
 	int n = 0;
 
-	if (dc__chain_reserve(dc, nr_kernel + 1 + (rec ? rec->nr : 0)))
+	if (dc__chain_reserve(dc, nr_kernel + 1 + nr))
 		return -ENOMEM;
 	memcpy(dc->chain + 1, sample->callchain->ips, nr_kernel * sizeof(u64));
 
 	if (state == DC_STITCHED) {
-		if (rec->nr) {
+		if (nr) {
 			dc->chain[1 + pos++] = PERF_CONTEXT_USER;
-			memcpy(dc->chain + 1 + pos, rec->ips, rec->nr * sizeof(u64));
-			pos += rec->nr;
+			memcpy(dc->chain + 1 + pos, ips, nr * sizeof(u64));
+			pos += nr;
 		}
 	} else {
 		bool by_sframe = false;
@@ -523,17 +536,20 @@ static int dc__build_chain(struct deferred_callchain *dc, enum dc_state state,
 	return 0;
 }
 
-/* Hand @sample, parsed from @event, to ops->sample with its callchain complete. */
+/*
+ * Hand @sample, parsed from @event, to ops->sample with its callchain
+ * complete: @ips are its user frames when DC_STITCHED.
+ */
 static int dc__deliver(struct deferred_callchain *dc, union perf_event *event,
 		       struct perf_sample *sample, struct machine *machine,
-		       enum dc_state state, struct dc_record *rec)
+		       enum dc_state state, const u64 *ips, u64 nr)
 {
 	int ret;
 
 	if (!sample->evsel)
 		sample->evsel = evlist__id2evsel(dc->evlist, sample->id);
 	if (state != DC_READY) {
-		ret = dc__build_chain(dc, state, rec, machine, sample);
+		ret = dc__build_chain(dc, state, ips, nr, machine, sample);
 		if (ret)
 			return ret;
 	}
@@ -576,7 +592,8 @@ static int dc_entry__deliver(struct deferred_callchain *dc, struct dc_entry *e)
 	} else if (e->state == DC_EVENT) {
 		ret = dc->ops.event(dc, e->event, &sample, e->machine, dc->data);
 	} else {
-		ret = dc__deliver(dc, e->event, &sample, e->machine, e->state, e->rec);
+		ret = dc__deliver(dc, e->event, &sample, e->machine, e->state,
+				  e->rec ? e->rec->ips : NULL, e->rec ? e->rec->nr : 0);
 	}
 	perf_sample__exit(&sample);
 	return ret;
@@ -1209,13 +1226,13 @@ static int dc__task_fork(struct deferred_callchain *dc, struct machine *machine,
  */
 static int dc__deliver_now(struct deferred_callchain *dc, union perf_event *event,
 			   struct perf_sample *sample, struct machine *machine,
-			   enum dc_state state, struct dc_record *rec)
+			   enum dc_state state, const u64 *ips, u64 nr)
 {
 	struct ip_callchain *callchain = sample->callchain;
 	bool deferred = sample->deferred_callchain;
 	int ret;
 
-	ret = dc__deliver(dc, event, sample, machine, state, rec);
+	ret = dc__deliver(dc, event, sample, machine, state, ips, nr);
 	sample->callchain = callchain;
 	sample->merged_callchain = false;
 	sample->deferred_callchain = deferred;
@@ -1317,10 +1334,82 @@ static int dc__hold_event(struct deferred_callchain *dc, union perf_event *event
 	return dc__drain(dc, DC_FLUSH__SETTLED);
 }
 
+/*
+ * A deferred sample of a file whose records are known ahead
+ * (deferred_callchain__ahead()): its fate now.  DC_STITCHED with *@known
+ * when its task's record of the entry is known; DC_NO_RECORD when every
+ * record of the input is known and none is its; DC_WAITING, the streaming
+ * rules decide, for an execve's record (which must go out after the exec's
+ * COMM and MMAPs) or when not every record is known.
+ */
+static enum dc_state dc__known(struct deferred_callchain *dc, struct perf_sample *sample,
+			       struct machine *machine, struct deferred_record **known)
+{
+	struct deferred_record *r;
+
+	r = deferred_index__find(dc->known, dc_task__key(machine, sample->tid),
+				 sample->deferred_cookie);
+	if (!r && sample->tid != sample->pid) {
+		/*
+		 * A non-leader thread's execve: de_thread() gave it the
+		 * leader's tid before it returned to user space.
+		 */
+		r = deferred_index__find(dc->known, dc_task__key(machine, sample->pid),
+					 sample->deferred_cookie);
+		if (r && !r->exec)
+			r = NULL;
+	}
+	if (r && r->exec)
+		return DC_WAITING;
+	if (r) {
+		*known = r;
+		r->used = true;
+		/*
+		 * Late when its record goes out before it: ordered_events
+		 * delivers by time, then in file order; unordered, in file
+		 * order.  Not when the record had its turn: the reader may
+		 * have dropped it on the way in (deferred_callchain__known_at()).
+		 */
+		if (dc->config.ordered ? r->time < sample->time ||
+					 (r->time == sample->time &&
+					  r->file_offset < sample->file_offset) :
+		    r->file_offset < sample->file_offset)
+			dc->stats.stitched_late++;
+		else
+			dc->stats.stitched++;
+		return DC_STITCHED;
+	}
+	if (!dc->known_whole)
+		return DC_WAITING;
+	if (deferred_index__exited(dc->known, dc_task__key(machine, sample->tid), sample->time))
+		dc->stats.exited++;
+	return DC_NO_RECORD;
+}
+
+/* A known record, for a sample held in the queue: as dc__record() makes them. */
+static struct dc_record *dc__record_of(struct deferred_callchain *dc,
+				       const struct deferred_record *known)
+{
+	struct dc_record *rec = dc__alloc_record(dc, known->nr);
+
+	if (!rec)
+		return NULL;
+	rec->refcnt = 1;
+	rec->used = true;
+	rec->cookie = known->cookie;
+	rec->time = known->time;
+	rec->nr = known->nr;
+	/* A record of no frames has no copy. */
+	if (known->nr)
+		memcpy(rec->ips, known->ips, known->nr * sizeof(u64));
+	return rec;
+}
+
 /* A SAMPLE: delivered now, or into the reorder queue. */
 static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 		     struct perf_sample *sample, struct machine *machine)
 {
+	struct deferred_record *known = NULL;
 	enum dc_state state = DC_READY;
 	struct dc_record *rec = NULL;
 	struct dc_task *task = NULL;
@@ -1345,6 +1434,10 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 	} else if (sample->deferred_callchain && sample->callchain &&
 		   sample->callchain->nr >= 2) {
 		dc->stats.samples++;
+		/* Known ahead: no task to follow, nothing to wait for. */
+		state = dc->known ? dc__known(dc, sample, machine, &known) : DC_WAITING;
+	}
+	if (state == DC_WAITING) {
 		task = dc_task__find(dc, machine, sample->tid, /*create=*/true);
 		if (!task)
 			return -ENOMEM;
@@ -1368,14 +1461,24 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 			state = DC_WAITING;
 		}
 	}
-	if (state != DC_WAITING && list_empty(&dc->queue))
-		return dc__deliver_now(dc, event, sample, machine, state, rec);
+	if (state != DC_WAITING && list_empty(&dc->queue)) {
+		if (known)
+			return dc__deliver_now(dc, event, sample, machine, state,
+					       known->ips, known->nr);
+		return dc__deliver_now(dc, event, sample, machine, state,
+				       rec ? rec->ips : NULL, rec ? rec->nr : 0);
+	}
 
 	e = dc_entry__new(dc, event, sample, machine, time, state);
 	if (!e)
 		return -ENOMEM;
 	if (rec)
 		e->rec = dc_record__get(rec);
+	if (known) {
+		e->rec = dc__record_of(dc, known);
+		if (!e->rec)
+			return -ENOMEM;
+	}
 	if (state == DC_WAITING) {
 		/* Delivered late, from before its task's EXIT. */
 		e->exited = task->exited && time <= task->exit_time;
@@ -1422,6 +1525,14 @@ static int dc__queue(struct deferred_callchain *dc, union perf_event *event,
 	return ret ?: dc__drain(dc, DC_FLUSH__SETTLED);
 }
 
+/* A record known ahead has its turn: counted as dc__record() counts one. */
+static void dc__known_seen(struct deferred_callchain *dc, struct deferred_record *known)
+{
+	known->seen = true;
+	dc->stats.records++;
+	dc->stats.bad_user_ips += known->bad_ips;
+}
+
 static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 		      struct machine *machine)
 {
@@ -1438,6 +1549,19 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 		/* Without sample_id_all nothing says whose record this is. */
 		dc->stats.no_tid++;
 		return 0;
+	}
+	if (dc->known) {
+		struct deferred_record *known;
+
+		known = deferred_index__find(dc->known, dc_task__key(machine, sample->tid), cookie);
+		if (known && !known->exec) {
+			/* Its samples were stitched, or will be, as they come. */
+			if (known->seen || known->file_offset != sample->file_offset)
+				dc->stats.duplicates++;
+			else
+				dc__known_seen(dc, known);
+			return dc__drain(dc, DC_FLUSH__SETTLED);
+		}
 	}
 	task = dc_task__find(dc, machine, sample->tid, /*create=*/true);
 	if (!task)
@@ -1547,10 +1671,76 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
 	return ret ?: dc__hold_event(dc, event, sample, machine, ts, ahead);
 }
 
+int deferred_callchain__ahead(struct deferred_callchain *dc, union perf_event *event,
+			      struct perf_sample *sample, struct machine *machine)
+{
+	if (!dc->known) {
+		dc->known = deferred_index__new();
+		if (!dc->known)
+			return -ENOMEM;
+	}
+	/*
+	 * What is known ahead counts against the bytes samples may hold
+	 * (call-graph.defer-memory): past it, the rest of the input is left
+	 * to the streaming rules, which hold only what is in flight.
+	 */
+	if (deferred_index__bytes(dc->known) > dc->config.max_pending_bytes)
+		return -E2BIG;
+	switch (event->header.type) {
+	case PERF_RECORD_CALLCHAIN_DEFERRED:
+		/* Without sample_id_all nothing says whose record this is. */
+		if (sample->tid == (u32)-1 || !sample->callchain)
+			return -EINVAL;
+		return deferred_index__add(dc->known, dc_task__key(machine, sample->tid),
+					   sample->deferred_cookie, sample->time,
+					   sample->file_offset, sample->callchain->ips,
+					   sample->callchain->nr);
+	case PERF_RECORD_COMM:
+		if (!(event->header.misc & PERF_RECORD_MISC_COMM_EXEC))
+			return 0;
+		return deferred_index__add_exec(dc->known, dc_task__key(machine, event->comm.pid),
+						sample->time);
+	case PERF_RECORD_EXIT:
+		return deferred_index__add_exit(dc->known, dc_task__key(machine, event->fork.tid),
+						event->fork.time);
+	default:
+		return 0;
+	}
+}
+
+bool deferred_callchain__known_at(struct deferred_callchain *dc, u64 file_offset)
+{
+	struct deferred_record *known;
+
+	if (!dc->known)
+		return false;
+	known = deferred_index__next_at(dc->known, file_offset);
+	if (!known || known->exec || known->seen)
+		return false;
+	dc__known_seen(dc, known);
+	return true;
+}
+
+void deferred_callchain__ahead_end(struct deferred_callchain *dc, bool whole)
+{
+	if (!dc->known) {
+		dc->known = deferred_index__new();
+		if (!dc->known)
+			return;
+	}
+	deferred_index__seal(dc->known);
+	dc->known_whole = whole;
+}
+
 int deferred_callchain__flush(struct deferred_callchain *dc)
 {
 	struct dc_entry *e, *tmp;
 	int ret;
+
+	if (dc->known && !dc->known_counted) {
+		dc->stats.orphans += deferred_index__orphans(dc->known);
+		dc->known_counted = true;
+	}
 
 	/* Oldest first: the ones already out of the queue go out now. */
 	list_for_each_entry_safe(e, tmp, &dc->waiting, wait_node) {
@@ -1597,6 +1787,7 @@ void deferred_callchain__delete(struct deferred_callchain *dc)
 			free(rec);
 		}
 	}
+	deferred_index__delete(dc->known);
 	free(dc->task_table);
 	free(dc->chain);
 	free(dc);

@@ -76,7 +76,24 @@
  *    counted; a record whose nr does not fit its size is rejected by sample
  *    parsing before it gets here.
  *
- * Memory: the samples held, waiting or queued behind a waiting one, with
+ *  - Records known ahead: when the caller can read the input's records before
+ *    their turn (a file mapped whole), it hands them in first
+ *    (deferred_callchain__ahead()).  A deferred sample whose record is
+ *    known is stitched when it comes, and one with none known, when every
+ *    record is, falls back at once: neither waits, nor holds the samples
+ *    behind it, nor needs its task followed.  The kernel's record of a
+ *    kernel entry is the true one however late it comes, so the rules
+ *    above that prove a record lost (the window after an EXIT, a later
+ *    entry's record, the budget) only apply to the samples left to them:
+ *    those of an execve (their record must go out after the exec's COMM
+ *    and MMAPs, which these rules see to) and, when not every record
+ *    could be read ahead, those whose record was not.  The reader may then
+ *    drop a known record when it reads it (deferred_callchain__known_at()):
+ *    "stitched late" is told by time and file offset, as ordered_events
+ *    would have delivered the two.
+ *
+ * Memory: what is known ahead (bounded by max_pending_bytes too, see
+ * deferred-index.h), the samples held, waiting or queued behind a waiting one, with
  * their snapshots and the other events held with them (bounded in bytes by
  * max_pending_bytes; the waiting ones in number by max_pending, the queued
  * ones by max_queue), and per task its latest record (plus a few older
@@ -330,6 +347,57 @@ void deferred_callchain__set_config(struct deferred_callchain *dc,
  */
 int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *event,
 			      struct perf_sample *sample, struct machine *machine);
+/**
+ * deferred_callchain__ahead - an event of the input, before its turn
+ * @dc: the stitcher, before any event was given to deferred_callchain__event()
+ * @event: a PERF_RECORD_CALLCHAIN_DEFERRED, a PERF_RECORD_COMM (of an
+ *	   exec: the record of the execve is left to the streaming rules) or
+ *	   a PERF_RECORD_EXIT (to count the samples with no record of a task
+ *	   that exited); other events are ignored
+ * @sample: @event parsed, its file_offset as it will be given in its turn
+ *	    (a PERF_RECORD_EXIT's is not looked at: the EXIT says it all)
+ * @machine: the machine it will be given with
+ *
+ * Events are given in file order.  The record is copied: @event may go
+ * away.  Records with a (machine, tid,
+ * cookie) already known are duplicates: the first is kept, and the one at
+ * its file_offset counts as the record when its turn comes.
+ *
+ * What is known ahead counts against config.max_pending_bytes: past it,
+ * nothing more is taken, and the caller stops.
+ *
+ * Return: 0; -EINVAL for a record that says no task (no sample_id_all):
+ * it is not known ahead, and the caller must not say whole to
+ * deferred_callchain__ahead_end(); -E2BIG past the budget, -ENOMEM: the
+ * caller stops giving events ahead.
+ */
+int deferred_callchain__ahead(struct deferred_callchain *dc, union perf_event *event,
+			      struct perf_sample *sample, struct machine *machine);
+/**
+ * deferred_callchain__ahead_end - no more events ahead
+ * @dc: the stitcher
+ * @whole: every record of the input was given to deferred_callchain__ahead()
+ *
+ * Return: nothing.
+ */
+void deferred_callchain__ahead_end(struct deferred_callchain *dc, bool whole);
+
+/**
+ * deferred_callchain__known_at - may the reader drop the record it reads
+ * @dc: the stitcher, its events ahead ended
+ * @file_offset: where the reader is, a PERF_RECORD_CALLCHAIN_DEFERRED; the
+ *		 reader goes forward through the file
+ *
+ * A record known ahead stitches its samples as they come: the reader need
+ * not queue, parse and deliver it in its turn.  It counts as having had
+ * its turn.
+ *
+ * Return: true when the record at @file_offset was known ahead and the
+ * streaming rules do not need it: the caller drops it; false: the caller
+ * delivers it as any other.
+ */
+bool deferred_callchain__known_at(struct deferred_callchain *dc, u64 file_offset);
+
 /**
  * deferred_callchain__flush - end of input: deliver everything still held
  * @dc: the stitcher
