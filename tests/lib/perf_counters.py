@@ -182,3 +182,14 @@ def stats(perf, data, title, **kw):
 def deferred(text):
     """The "Deferred callchains:" block of @text."""
     return block(text, 'Deferred callchains')
+
+
+# How much the stitcher held, not what became of the samples: a file mapped
+# whole has its records known ahead and holds nearly nothing, a pipe holds
+# the samples that wait for their record (deferred-callchain.h).
+HOLDING = ('max_pending', 'max_queued', 'max_pending_kib', 'max_held_kib')
+
+
+def outcome(counters):
+    """@counters (by label or by key) without the HOLDING ones."""
+    return {k: v for k, v in counters.items() if key(k) not in HOLDING}
