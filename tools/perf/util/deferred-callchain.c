@@ -1540,7 +1540,7 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 	struct dc_record *rec;
 	struct dc_task *task;
 	u64 cookie = sample->deferred_cookie;
-	u64 nr = sample->callchain->nr, i, ts;
+	u64 nr = sample->callchain->nr, ts;
 	bool stale;
 	int ret = 0;
 
@@ -1586,21 +1586,8 @@ static int dc__record(struct deferred_callchain *dc, struct perf_sample *sample,
 	rec->used = false;
 	rec->cookie = cookie;
 	rec->time = ts;
-	rec->nr = 0;
-	for (i = 0; i < nr; i++) {
-		u64 ip = sample->callchain->ips[i];
-
-		/*
-		 * Garbage in a return-address slot (seen on s390 JIT code):
-		 * as a context marker it would make callchain resolution drop
-		 * the whole chain.  Drop that entry only.
-		 */
-		if (ip >= PERF_CONTEXT_MAX) {
-			dc->stats.bad_user_ips++;
-			continue;
-		}
-		rec->ips[rec->nr++] = ip;
-	}
+	rec->nr = deferred_index__copy_ips(rec->ips, sample->callchain->ips, nr);
+	dc->stats.bad_user_ips += nr - rec->nr;
 
 	list_for_each_entry_safe(e, tmp, &task->pending, task_node) {
 		if (e->cookie == cookie) {

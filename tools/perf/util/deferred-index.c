@@ -185,12 +185,40 @@ static u64 *di__alloc_ips(struct deferred_index *idx, u64 nr)
 	return c->ips;
 }
 
+u64 deferred_index__copy_ips(u64 *dst, const u64 *src, u64 nr)
+{
+	u64 i, n = 0;
+
+	for (i = 0; i < nr; i++) {
+		if (src[i] < PERF_CONTEXT_MAX)
+			dst[n++] = src[i];
+	}
+	return n;
+}
+
+/* Room in *@array (of @size bytes each, *@alloc of them) for one more after @nr. */
+static int di__room(struct deferred_index *idx, void **array, u64 *alloc, u64 nr,
+		    size_t size, u64 first)
+{
+	u64 more = *alloc ? *alloc * 2 : first;
+	void *p;
+
+	if (nr < *alloc)
+		return 0;
+	p = realloc(*array, more * size);
+	if (!p)
+		return -ENOMEM;
+	idx->bytes += (more - *alloc) * size;
+	*array = p;
+	*alloc = more;
+	return 0;
+}
+
 int deferred_index__add(struct deferred_index *idx, u64 task, u64 cookie, u64 time,
 			u64 file_offset, const u64 *ips, u64 nr)
 {
 	struct deferred_record *r;
 	struct di_slot *slot;
-	u64 i;
 
 	if (!cookie)
 		return -EINVAL;
@@ -202,16 +230,8 @@ int deferred_index__add(struct deferred_index *idx, u64 task, u64 cookie, u64 ti
 	slot = di__probe(idx, task, cookie);
 	if (slot->rec)
 		return 0;
-	if (idx->nr == idx->alloc) {
-		u64 alloc = idx->alloc ? idx->alloc * 2 : 1024;
-		struct deferred_record *recs = realloc(idx->recs, alloc * sizeof(*recs));
-
-		if (!recs)
-			return -ENOMEM;
-		idx->bytes += (alloc - idx->alloc) * sizeof(*recs);
-		idx->recs = recs;
-		idx->alloc = alloc;
-	}
+	if (di__room(idx, (void **)&idx->recs, &idx->alloc, idx->nr, sizeof(*idx->recs), 1024))
+		return -ENOMEM;
 	r = &idx->recs[idx->nr];
 	memset(r, 0, sizeof(*r));
 	r->ips = nr ? di__alloc_ips(idx, nr) : NULL;
@@ -221,13 +241,8 @@ int deferred_index__add(struct deferred_index *idx, u64 task, u64 cookie, u64 ti
 	r->cookie = cookie;
 	r->time = time;
 	r->file_offset = file_offset;
-	for (i = 0; i < nr; i++) {
-		if (ips[i] >= PERF_CONTEXT_MAX) {
-			r->bad_ips++;
-			continue;
-		}
-		r->ips[r->nr++] = ips[i];
-	}
+	r->nr = deferred_index__copy_ips(r->ips, ips, nr);
+	r->bad_ips = nr - r->nr;
 	slot->rec = ++idx->nr;
 	slot->tag = di__hash(task, cookie);
 	return 0;
@@ -235,16 +250,8 @@ int deferred_index__add(struct deferred_index *idx, u64 task, u64 cookie, u64 ti
 
 static int di_events__add(struct deferred_index *idx, struct di_events *evs, u64 task, u64 time)
 {
-	if (evs->nr == evs->alloc) {
-		u64 alloc = evs->alloc ? evs->alloc * 2 : 64;
-		struct di_event *ev = realloc(evs->ev, alloc * sizeof(*ev));
-
-		if (!ev)
-			return -ENOMEM;
-		idx->bytes += (alloc - evs->alloc) * sizeof(*ev);
-		evs->ev = ev;
-		evs->alloc = alloc;
-	}
+	if (di__room(idx, (void **)&evs->ev, &evs->alloc, evs->nr, sizeof(*evs->ev), 64))
+		return -ENOMEM;
 	evs->ev[evs->nr++] = (struct di_event){ .task = task, .time = time };
 	evs->sorted = false;
 	return 0;

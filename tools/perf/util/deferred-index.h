@@ -91,6 +91,21 @@ int deferred_index__add(struct deferred_index *idx, u64 task, u64 cookie, u64 ti
 			u64 file_offset, const u64 *ips, u64 nr);
 
 /**
+ * deferred_index__copy_ips - a record's user frames, without bad entries
+ * @dst: room for @nr
+ * @src: the frames as the kernel wrote them
+ * @nr: how many
+ *
+ * Garbage in a return-address slot (seen on s390 JIT code) can read as a
+ * context marker (>= PERF_CONTEXT_MAX), which would make callchain
+ * resolution drop the whole chain: that entry only is dropped.  The one
+ * rule for records known ahead and records in their turn.
+ *
+ * Return: how many frames were copied; @nr less that were dropped.
+ */
+u64 deferred_index__copy_ips(u64 *dst, const u64 *src, u64 nr);
+
+/**
  * deferred_index__add_exec - an exec COMM, ahead of its turn
  * @idx: the index, not sealed
  * @task: the machine and pid of the process, which after the exec is also
