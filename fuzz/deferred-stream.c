@@ -232,27 +232,24 @@ out:
  * The events as a session walking a file mapped whole hands them ahead:
  * those process() gives the stitcher, at the same offsets, up to @limit
  * bytes of input.  Whole when every one was taken and the walk went to the
- * end.
+ * end.  @data is the input copied whole and aligned, kept until the
+ * stitcher's flush, as a session keeps its mapping: the records' frames
+ * are read there (deferred_callchain__ahead()).
  */
 static void ahead(struct fuzz_state *st, struct evsel *evsel, struct deferred_callchain *dc,
-		  const u8 *data, size_t size, size_t limit, bool whole)
+		  u8 *data, size_t size, size_t limit, bool whole)
 {
 	u64 seq = 0;
 
 	while (size >= sizeof(struct perf_event_header) && limit >= sizeof(struct perf_event_header)) {
-		struct perf_event_header hdr;
+		union perf_event *event = (union perf_event *)data;
+		struct perf_event_header hdr = event->header;
 		struct perf_sample sample;
-		union perf_event *event;
 		int ret;
 
-		memcpy(&hdr, data, sizeof(hdr));
 		if (hdr.size < sizeof(hdr) || hdr.size > size || hdr.size % sizeof(u64) ||
 		    hdr.size > limit)
 			break;
-		event = malloc(hdr.size);
-		if (!event)
-			fail("out of memory", -ENOMEM);
-		memcpy(event, data, hdr.size);
 		if (hdr.type < PERF_RECORD_USER_TYPE_START && hdr.size >= min_size(hdr.type)) {
 			perf_sample__init(&sample, /*all=*/true);
 			if (!evsel__parse_sample(evsel, event, &sample)) {
@@ -268,7 +265,6 @@ static void ahead(struct fuzz_state *st, struct evsel *evsel, struct deferred_ca
 			}
 			perf_sample__exit(&sample);
 		}
-		free(event);
 		data += hdr.size;
 		size -= hdr.size;
 		limit -= hdr.size;
@@ -287,6 +283,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct evlist *evlist;
 	struct evsel *evsel;
 	struct deferred_callchain *dc;
+	u8 *whole_input = NULL;
 	char buf[256];
 	const u8 *s = data;
 	int ret;
@@ -331,8 +328,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	data += SETUP_SIZE;
 	size -= SETUP_SIZE;
-	if (s[4] & 4)
-		ahead(&st, evsel, dc, data, size, s[4] & 8 ? size : size / 2, !!(s[4] & 8));
+	if (s[4] & 4) {
+		/* Sizes are multiples of 8: the events in it stay aligned. */
+		whole_input = malloc(size ?: 1);
+		if (!whole_input)
+			fail("out of memory", -ENOMEM);
+		memcpy(whole_input, data, size);
+		ahead(&st, evsel, dc, whole_input, size, s[4] & 8 ? size : size / 2,
+		      !!(s[4] & 8));
+	}
 	while (size >= sizeof(struct perf_event_header)) {
 		struct perf_event_header hdr;
 		union perf_event *event;
@@ -353,6 +357,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ret = deferred_callchain__flush(dc);
 	if (ret)
 		fail("flush failed", ret);
+	free(whole_input);
 	if (st.delivered != st.queued)
 		fail("events lost or delivered twice", (int)(st.queued - st.delivered));
 	stats = deferred_callchain__stats(dc);

@@ -222,7 +222,6 @@ struct deferred_callchain {
 	 */
 	struct deferred_index		*known;
 	bool				known_whole;
-	bool				known_counted;	/* its orphans are */
 };
 
 /*
@@ -1724,21 +1723,29 @@ int deferred_callchain__flush(struct deferred_callchain *dc)
 	struct dc_entry *e, *tmp;
 	int ret;
 
-	if (dc->known && !dc->known_counted) {
+	if (dc->known)
 		dc->stats.orphans += deferred_index__orphans(dc->known);
-		dc->known_counted = true;
-	}
 
 	/* Oldest first: the ones already out of the queue go out now. */
 	list_for_each_entry_safe(e, tmp, &dc->waiting, wait_node) {
 		ret = dc__resolve(dc, e, NULL);
 		if (ret)
-			return ret;
+			goto out;
 	}
 	/* None waits now: no EXIT is held (dc__hold_exit()). */
 	dc->nr_late = 0;
 	dc__release_exits(dc);
-	return dc__drain(dc, DC_FLUSH__FINAL);
+	ret = dc__drain(dc, DC_FLUSH__FINAL);
+out:
+	/*
+	 * The frames of the records known ahead are the caller's
+	 * (deferred_callchain__ahead()), which may go with the end of the
+	 * input: none is looked at again.
+	 */
+	deferred_index__delete(dc->known);
+	dc->known = NULL;
+	dc->known_whole = false;
+	return ret;
 }
 
 void deferred_callchain__delete(struct deferred_callchain *dc)

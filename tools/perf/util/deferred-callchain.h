@@ -358,10 +358,11 @@ int deferred_callchain__event(struct deferred_callchain *dc, union perf_event *e
  *	    (a PERF_RECORD_EXIT's is not looked at: the EXIT says it all)
  * @machine: the machine it will be given with
  *
- * Events are given in file order.  The record is copied: @event may go
- * away.  Records with a (machine, tid,
- * cookie) already known are duplicates: the first is kept, and the one at
- * its file_offset counts as the record when its turn comes.
+ * Events are given in file order.  A record's user frames are not copied:
+ * @event must stay in memory, unchanged, until deferred_callchain__flush()
+ * (a file mapped whole does, until the reader is done).  Records with a
+ * (machine, tid, cookie) already known are duplicates: the first is kept,
+ * and the one at its file_offset counts as the record when its turn comes.
  *
  * What is known ahead counts against config.max_pending_bytes: past it,
  * nothing more is taken, and the caller stops.
@@ -403,7 +404,8 @@ bool deferred_callchain__known_at(struct deferred_callchain *dc, u64 file_offset
  * @dc: the stitcher
  *
  * The samples still waiting get no record now: they go out with their
- * snapshot and a bare PERF_CONTEXT_USER_DEFERRED, in order.
+ * snapshot and a bare PERF_CONTEXT_USER_DEFERRED, in order.  The records
+ * known ahead are forgotten: their frames are the caller's, which may go.
  *
  * Return: 0, or the first negative error code of an ops callback.
  */

@@ -2,8 +2,8 @@
 /*
  * Deferred user callchains known ahead: see deferred-index.h for the
  * contract.  The records in file order, an open-addressing table of their
- * indices probed linearly, and their frames copied into chunks freed
- * together.
+ * indices probed linearly, and the few frames that must be copied (a
+ * record's with bad entries) in chunks freed together.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -219,6 +219,7 @@ int deferred_index__add(struct deferred_index *idx, u64 task, u64 cookie, u64 ti
 {
 	struct deferred_record *r;
 	struct di_slot *slot;
+	u64 i;
 
 	if (!cookie)
 		return -EINVAL;
@@ -234,15 +235,25 @@ int deferred_index__add(struct deferred_index *idx, u64 task, u64 cookie, u64 ti
 		return -ENOMEM;
 	r = &idx->recs[idx->nr];
 	memset(r, 0, sizeof(*r));
-	r->ips = nr ? di__alloc_ips(idx, nr) : NULL;
-	if (nr && !r->ips)
-		return -ENOMEM;
+	r->ips = ips;
+	r->nr = nr;
+	for (i = 0; i < nr; i++) {
+		if (ips[i] >= PERF_CONTEXT_MAX)
+			break;
+	}
+	if (i < nr) {
+		u64 *copy = di__alloc_ips(idx, nr);
+
+		if (!copy)
+			return -ENOMEM;
+		r->nr = deferred_index__copy_ips(copy, ips, nr);
+		r->ips = copy;
+	}
+	r->bad_ips = nr - r->nr;
 	r->task = task;
 	r->cookie = cookie;
 	r->time = time;
 	r->file_offset = file_offset;
-	r->nr = deferred_index__copy_ips(r->ips, ips, nr);
-	r->bad_ips = nr - r->nr;
 	slot->rec = ++idx->nr;
 	slot->tag = di__hash(task, cookie);
 	return 0;

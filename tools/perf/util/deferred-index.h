@@ -31,12 +31,15 @@
  * EXITs are noted, so that a sample with no record can still be counted as
  * one of a task that exited with that kernel entry (deferred_index__exited()).
  *
- * Memory: per record 56 bytes, 16 to 32 bytes of table (half full at most)
- * and its user frames, copied; per EXIT 24 bytes; per exec COMM 24 bytes
- * until the index is sealed; deferred_index__bytes() says how much, for the
- * caller to bound.
- * The frames are copied, not pointed to in the file's mapping, so that the
- * index does not depend on how long the reader keeps its windows.
+ * Memory: per record 56 bytes and 16 to 32 bytes of table (half full at
+ * most); per EXIT 24 bytes; per exec COMM 24 bytes until the index is
+ * sealed; deferred_index__bytes() says how much, for the caller to bound.
+ * A record's user frames are not copied: they stay where the caller has
+ * them (a file mapped whole, until the reader is done with it), which must
+ * outlive the index's use.  Copying them doubled what the index costs in
+ * memory and in page faults and left the frames colder than in the file,
+ * next to the samples that want them.  Only a record with bad entries (see
+ * deferred_index__copy_ips()) gets a copy, without them.
  */
 
 /* A record known ahead. */
@@ -45,7 +48,7 @@ struct deferred_record {
 	u64	cookie;		/* 0: a free slot (no cookie is 0) */
 	u64	time;
 	u64	file_offset;	/* where the kept one is: the others are duplicates */
-	u64	*ips;		/* user frames, without entries >= PERF_CONTEXT_MAX */
+	const u64 *ips;		/* user frames, without entries >= PERF_CONTEXT_MAX */
 	u32	nr;
 	u16	bad_ips;	/* entries >= PERF_CONTEXT_MAX dropped from ips */
 	bool	seen;		/* the stitcher had it in its turn */
@@ -77,12 +80,13 @@ void deferred_index__delete(struct deferred_index *idx);
  * @cookie: its cookie, not 0
  * @time: its time
  * @file_offset: where it is in the file
- * @ips: its user frames, as the kernel wrote them
+ * @ips: its user frames, as the kernel wrote them; pointed to, not copied:
+ *	 they must stay, unchanged, as long as the index is used
  * @nr: how many
  *
  * Entries >= PERF_CONTEXT_MAX (garbage in a return-address slot, seen on
- * s390 JIT code) are dropped and counted in the record's bad_ips: as context
- * markers they would end callchain resolution.
+ * s390 JIT code) are dropped, from a copy, and counted in the record's
+ * bad_ips: as context markers they would end callchain resolution.
  *
  * Return: 0 (a record with a known key is not added), -EINVAL for cookie 0,
  * -ENOMEM.
