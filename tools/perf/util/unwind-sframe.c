@@ -39,7 +39,6 @@
 #include "sframe-dso.h"
 #include "sframe-walk.h"
 #include "symbol.h"
-#include "symbol_conf.h"
 #include "thread.h"
 #include "unwind.h"
 #include "unwind-sframe.h"
@@ -189,32 +188,6 @@ size_t unwind_sframe__fprintf_header(struct machines *machines, FILE *fp)
 			  st->fallback_frames, st->fp_frames, st->no_sframe,
 			  st->stopped, sum.rejected);
 	return printed + fprintf(fp, "#\n");
-}
-
-bool unwind_sframe__style_chosen(void)
-{
-	return symbol_conf.unwind_style[0] == UNWIND_STYLE_SFRAME ||
-	       symbol_conf.unwind_style[0] == UNWIND_STYLE_SFRAME_ONLY;
-}
-
-static int unwind_sframe__count_entry(struct unwind_entry *entry __maybe_unused,
-				      void *arg __maybe_unused)
-{
-	return 0;
-}
-
-void unwind_sframe__count_sample(struct machine *machine, struct perf_sample *sample)
-{
-	struct thread *thread;
-
-	if (!sample->user_regs || !sample->user_stack.size)
-		return;
-	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
-	if (!thread)
-		return;
-	unwind__get_entries(unwind_sframe__count_entry, NULL, thread, sample,
-			    sysctl__max_stack(), false);
-	thread__put(thread);
 }
 
 /* Caller frames 1..@n-1 of a walk, by the rows that found them. */

@@ -68,26 +68,6 @@ size_t unwind_sframe__fprintf_stats(struct machines *machines, FILE *fp);
 size_t unwind_sframe__fprintf_header(struct machines *machines, FILE *fp);
 
 /**
- * unwind_sframe__style_chosen() - Whether an sframe style comes first in
- *			    unwind.style
- *
- * Return: true for "sframe" or "sframe-only" first.
- */
-bool unwind_sframe__style_chosen(void);
-/**
- * unwind_sframe__count_sample() - Unwind a sample only to count it
- * @machine: the sample's machine, whose counters get what the walk did
- * @sample: a sample with user registers and stack
- *
- * For perf report --stats, which resolves no callchains: with an sframe
- * style first (unwind_sframe__style_chosen()), each sample is unwound with the
- * styles chosen, so that the block says what perf report would do.
- *
- * Return: nothing.
- */
-void unwind_sframe__count_sample(struct machine *machine, struct perf_sample *sample);
-
-/**
  * unwind_sframe__walk_snapshot() - The user frames of a deferred sample's snapshot
  * @thread: the sample's thread, whose maps give the rows
  * @sample: PERF_SAMPLE_REGS_USER with the IP, SP and frame pointer

@@ -6,7 +6,7 @@
 # --gsframe), recorded with --call-graph dwarf: perf sframe dump reads
 # its section and names its functions, --unwind-style sframe (and
 # sframe-only, for the program's own frames) give the stacks libdw
-# gives, and perf script and perf report --stats say what SFrame did.
+# gives, and perf script and perf report's header say what SFrame did.
 # Skipped without a compiler and assembler that emit SFrame, or when
 # perf cannot record.
 
@@ -105,9 +105,9 @@ if ! perf script -F ip -i "$data" --unwind-style sframe 2>&1 > /dev/null |
 	echo "Error: perf script shows no SFrame unwinding counters"
 	err=1
 fi
-if ! perf report --stats -i "$data" --unwind-style sframe 2> /dev/null |
-	grep -q 'SFrame unwinding'; then
-	echo "Error: perf report --stats shows no SFrame unwinding counters"
+if ! perf report --stdio -i "$data" --unwind-style sframe 2> /dev/null |
+	grep -q '^# SFrame unwinding: '; then
+	echo "Error: perf report's header shows no SFrame unwinding counters"
 	err=1
 fi
 
