@@ -2,27 +2,25 @@
 /*
  * Deferred user callchains known ahead: see deferred-index.h for the
  * contract.  The records in file order, an open-addressing table of their
- * indices probed linearly, and the few frames that must be copied (a
- * record's with bad entries) in chunks freed together.
+ * indices probed linearly, and the copies of the few records whose
+ * frames hold bad entries.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/hash.h>
-#include <linux/kernel.h>
 #include <linux/perf_event.h>
 #include <linux/zalloc.h>
 
 #include "deferred-index.h"
 
 #define DI_BITS_MIN	10
-/* Frames are copied into chunks of this size, a deeper record alone. */
-#define DI_CHUNK_SIZE	(64 * 1024)
-
-struct di_chunk {
-	struct di_chunk	*next;
-	size_t		used;		/* in u64 */
-	size_t		size;		/* in u64 */
+/*
+ * The frames of a record with bad entries, without them: rare (garbage
+ * in a return-address slot), so one allocation each.
+ */
+struct di_copy {
+	struct di_copy	*next;
 	u64		ips[];
 };
 
@@ -62,7 +60,7 @@ struct deferred_index {
 	struct di_slot		*table;
 	unsigned int		bits;
 	u64			next;		/* deferred_index__next_at()'s place */
-	struct di_chunk		*chunks;	/* newest first */
+	struct di_copy		*copies;
 	struct di_events	execs;
 	struct di_events	exits;
 	u64			bytes;		/* all of the above */
@@ -86,11 +84,11 @@ struct deferred_index *deferred_index__new(void)
 
 void deferred_index__delete(struct deferred_index *idx)
 {
-	struct di_chunk *c, *next;
+	struct di_copy *c, *next;
 
 	if (!idx)
 		return;
-	for (c = idx->chunks; c; c = next) {
+	for (c = idx->copies; c; c = next) {
 		next = c->next;
 		free(c);
 	}
@@ -158,31 +156,10 @@ static int di__grow_table(struct deferred_index *idx)
 	return 0;
 }
 
-static u64 *di__alloc_ips(struct deferred_index *idx, u64 nr)
+/* Garbage in a return-address slot reads as a context marker. */
+static bool di__bad_ip(u64 ip)
 {
-	struct di_chunk *c = idx->chunks;
-	size_t size;
-
-	if (c && c->size - c->used >= nr) {
-		c->used += nr;
-		return c->ips + c->used - nr;
-	}
-	size = max_t(u64, nr, (DI_CHUNK_SIZE - sizeof(*c)) / sizeof(u64));
-	c = malloc(sizeof(*c) + size * sizeof(u64));
-	if (!c)
-		return NULL;
-	idx->bytes += sizeof(*c) + size * sizeof(u64);
-	c->size = size;
-	c->used = nr;
-	/* A deeper record alone: behind the chunk still being filled. */
-	if (size == nr && idx->chunks) {
-		c->next = idx->chunks->next;
-		idx->chunks->next = c;
-	} else {
-		c->next = idx->chunks;
-		idx->chunks = c;
-	}
-	return c->ips;
+	return ip >= PERF_CONTEXT_MAX;
 }
 
 u64 deferred_index__copy_ips(u64 *dst, const u64 *src, u64 nr)
@@ -190,10 +167,26 @@ u64 deferred_index__copy_ips(u64 *dst, const u64 *src, u64 nr)
 	u64 i, n = 0;
 
 	for (i = 0; i < nr; i++) {
-		if (src[i] < PERF_CONTEXT_MAX)
+		if (!di__bad_ip(src[i]))
 			dst[n++] = src[i];
 	}
 	return n;
+}
+
+/* @r's frames, @ips without their bad entries, in a copy of the index's. */
+static int di__copy(struct deferred_index *idx, struct deferred_record *r,
+		    const u64 *ips, u64 nr)
+{
+	struct di_copy *c = malloc(sizeof(*c) + nr * sizeof(u64));
+
+	if (!c)
+		return -ENOMEM;
+	idx->bytes += sizeof(*c) + nr * sizeof(u64);
+	c->next = idx->copies;
+	idx->copies = c;
+	r->nr = deferred_index__copy_ips(c->ips, ips, nr);
+	r->ips = c->ips;
+	return 0;
 }
 
 /* Room in *@array (of @size bytes each, *@alloc of them) for one more after @nr. */
@@ -238,17 +231,11 @@ int deferred_index__add(struct deferred_index *idx, u64 task, u64 cookie, u64 ti
 	r->ips = ips;
 	r->nr = nr;
 	for (i = 0; i < nr; i++) {
-		if (ips[i] >= PERF_CONTEXT_MAX)
+		if (di__bad_ip(ips[i]))
 			break;
 	}
-	if (i < nr) {
-		u64 *copy = di__alloc_ips(idx, nr);
-
-		if (!copy)
-			return -ENOMEM;
-		r->nr = deferred_index__copy_ips(copy, ips, nr);
-		r->ips = copy;
-	}
+	if (i < nr && di__copy(idx, r, ips, nr))
+		return -ENOMEM;
 	r->bad_ips = nr - r->nr;
 	r->task = task;
 	r->cookie = cookie;
@@ -341,7 +328,8 @@ void deferred_index__seal(struct deferred_index *idx)
 	}
 	idx->bytes -= execs->alloc * sizeof(*execs->ev);
 	zfree(&execs->ev);
-	execs->nr = execs->alloc = 0;
+	execs->nr = 0;
+	execs->alloc = 0;
 }
 
 struct deferred_record *deferred_index__find(const struct deferred_index *idx,

@@ -3,10 +3,9 @@
 #define __PERF_UNWIND_SFRAME_STATS_H
 
 /*
- * The counters of the sframe unwind styles (unwind-sframe.h), alone: a
- * field of struct machine, so that machine.h, and everything that
- * includes it (the deferred callchain stitcher among them), does not
- * include the unwinder.
+ * The counters of the sframe unwind styles (unwind-sframe.h), alone, for
+ * machine.h: what includes it (the deferred callchain stitcher among
+ * them) does not include the unwinder.
  */
 
 #include <linux/types.h>
