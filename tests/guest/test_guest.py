@@ -345,8 +345,7 @@ class Checks:
     def test_stats_add_up(self):
         for name in self.runs(DEFER_RUNS):
             st = self.stats(name)
-            total = (st['stitched'] + st['stitched late'] + st['fell back (fp)'] +
-                     st['fell back (sframe)'] + st['user stack lost'])
+            total = perf_counters.accounted(st)
             self.figures['%s: stitched+late+fp+lost / samples' % name] = '%d+%d+%d+%d / %d' % (
                 st['stitched'], st['stitched late'], st['fell back (fp)'],
                 st['user stack lost'], st['deferred samples'])
@@ -717,8 +716,7 @@ class Checks:
         self.assertGreater(st['deferred samples'], 0)
         self.assertGreater(st['stitched'], 0)
         self.assertEqual(st['malformed records'], 0)
-        self.assertEqual(st['stitched'] + st['stitched late'] + st['fell back (fp)'] +
-                         st['user stack lost'], st['deferred samples'])
+        self.assertEqual(perf_counters.accounted(st), st['deferred samples'])
 
     def test_top_upstream(self):
         """Pristine perf top, deferring through the perf config: its screens

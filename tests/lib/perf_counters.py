@@ -184,6 +184,15 @@ def deferred(text):
     return block(text, 'Deferred callchains')
 
 
+def accounted(st):
+    """How many deferred samples the "Deferred callchains" block @st says
+    ended somewhere: stitched, stitched late, fell back (by any walk) or
+    lost.  Each is counted once: the sum is its "deferred samples"."""
+    return sum(v for k, v in st.items()
+               if k in ('stitched', 'stitched late', 'user stack lost') or
+               k.startswith('fell back ('))
+
+
 # How much the stitcher held, not what became of the samples: a file mapped
 # whole has its records known ahead and holds nearly nothing, a pipe holds
 # the samples that wait for their record (deferred-callchain.h).
