@@ -60,7 +60,7 @@
 #include "util/machine.h"
 #include "util/sample.h"
 #include "util/threads.h"
-#include "util/unwind-sframe.h"
+#include "util/unwind.h"
 #include "arch/x86/include/uapi/asm/perf_regs.h"
 
 #define SETUP_SIZE	8
@@ -312,7 +312,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!dc)
 		fail("out of memory", -ENOMEM);
 	/* The session's fallback walk, as perf_session__deferred_callchain() sets it. */
-	deferred_callchain__set_walk(dc, unwind_sframe__walk_deferred);
+	deferred_callchain__set_walk(dc, unwind__walk_deferred);
 	/* Every field set: the defaults first, then what the input says. */
 	deferred_callchain_config__init(&config);
 	config.window_ns = s[1] ? s[1] * 1000000ULL : DEFERRED_CALLCHAIN_WINDOW_NS;
@@ -362,7 +362,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("events lost or delivered twice", (int)(st.queued - st.delivered));
 	stats = deferred_callchain__stats(dc);
 	if (stats->stitched + stats->stitched_late + stats->fallback_fp +
-	    stats->fallback_sframe + stats->lost != stats->samples)
+	    stats->fallback_sframe + stats->fallback_style + stats->lost != stats->samples)
 		fail("deferred samples not accounted for", (int)stats->samples);
 	if (deferred_callchain_stats__any(stats)) {
 		deferred_callchain_stats__fprintf(stats, devnull, "  ");

@@ -13,6 +13,7 @@
 #include <linux/perf_event.h>
 #include <linux/zalloc.h>
 
+#include "callchain.h"
 #include "debug.h"
 #include "deferred-callchain.h"
 #include "dso.h"
@@ -26,7 +27,8 @@
 #include "sample.h"
 #include "sframe.h"
 #include "sframe-build.h"
-#include "unwind-sframe.h"
+#include "unwind.h"
+#include "symbol_conf.h"
 #include "tests.h"
 #include "thread.h"
 
@@ -146,7 +148,7 @@ static int fixture__init(struct fixture *f, bool snapshot,
 	if (!f->dc)
 		return -ENOMEM;
 	/* The session's fallback, as perf_session__deferred_callchain() sets it. */
-	deferred_callchain__set_walk(f->dc, unwind_sframe__walk_deferred);
+	deferred_callchain__set_walk(f->dc, unwind__walk_deferred);
 	if (config)
 		deferred_callchain__set_config(f->dc, config);
 	return 0;
@@ -164,7 +166,7 @@ static int fixture__init_session(struct fixture *f,
 	f->dc = deferred_callchain__new(f->evlist, &collect_all_ops, f);
 	if (!f->dc)
 		return -ENOMEM;
-	deferred_callchain__set_walk(f->dc, unwind_sframe__walk_deferred);
+	deferred_callchain__set_walk(f->dc, unwind__walk_deferred);
 	if (config)
 		deferred_callchain__set_config(f->dc, config);
 	return 0;
@@ -1159,8 +1161,46 @@ static bool user_frames(const struct delivered *d, const u64 *ips, u64 nr)
 	       !memcmp(d->ips + 4, ips, nr * sizeof(u64));
 }
 
-static int test__deferred_snapshot_sframe(struct test_suite *t __maybe_unused,
-					  int s __maybe_unused)
+/*
+ * How the session's walk (unwind__walk_deferred()) is to be set up: as by
+ * default, or with the unwind style "sframe-only" named and the frames shown
+ * callee or caller first (callchain_param.order, which the unwinders follow).
+ */
+enum sf_walk {
+	SF_WALK_DEFAULT,
+	SF_WALK_STYLE,
+	SF_WALK_STYLE_CALLER,
+};
+
+/* The walk's results for the three samples of sf_walk_samples(). */
+static bool sf_walk_check(struct fixture *f, struct machine *machine, enum sf_walk how)
+{
+	const u64 full[] = {
+		SF_PC(0x1004), SF_PC(0x1024), SF_PC(0x2010), SF_PC(0x2050), SF_PC(0x2080),
+	};
+	const u64 fp_only[] = { SF_PC(0x2008), SF_PC(0x2050), SF_PC(0x2080) };
+	/* As the unwind styles give them: callers' PCs inside their call. */
+	const u64 rows[] = { SF_PC(0x1004), SF_PC(0x1023), SF_PC(0x200f) };
+
+	if (how != SF_WALK_DEFAULT) {
+		/* sframe-only stops where SFrame rows end: no frame pointers. */
+		return user_frames(&f->out[0], rows, ARRAY_SIZE(rows)) &&
+		       user_frames(&f->out[1], rows, ARRAY_SIZE(rows)) &&
+		       user_frames(&f->out[2], fp_only, 1) &&
+		       stats(f)->fallback_style == 3 && stats(f)->fallback_sframe == 0 &&
+		       stats(f)->fallback_fp == 0;
+	}
+	/* SFrame through F1 and F2, then frame pointers: 5 frames. */
+	return user_frames(&f->out[0], full, ARRAY_SIZE(full)) &&
+	       /* The chain ends at a "return address" outside any code. */
+	       user_frames(&f->out[1], full, 3) &&
+	       /* No .sframe row on the way: the plain frame pointer walk. */
+	       user_frames(&f->out[2], fp_only, ARRAY_SIZE(fp_only)) &&
+	       stats(f)->fallback_sframe == 2 && stats(f)->fallback_fp == 1 &&
+	       stats(f)->fallback_style == 0 && machine->sframe_stats.fp_frames == 2;
+}
+
+static int sf_walk_samples(enum sf_walk how)
 {
 	/*
 	 * F1 (CFA sp+8) returns to F2 at SP, F2 (CFA sp+16) to 0x2010 at
@@ -1172,10 +1212,8 @@ static int test__deferred_snapshot_sframe(struct test_suite *t __maybe_unused,
 		SF_PC(0x1024), 0, SF_PC(0x2010), 0,
 		SF_SP + 48, SF_PC(0x2050), SF_SP + 4096, SF_PC(0x2080),
 	};
-	const u64 full[] = {
-		SF_PC(0x1004), SF_PC(0x1024), SF_PC(0x2010), SF_PC(0x2050), SF_PC(0x2080),
-	};
-	const u64 fp_only[] = { SF_PC(0x2008), SF_PC(0x2050), SF_PC(0x2080) };
+	enum unwind_style styles[MAX_UNWIND_STYLE];
+	enum chain_order order = callchain_param.order;
 	u64 bad_ra[ARRAY_SIZE(stack)];
 	char path[] = "/tmp/perf-test-sframe-XXXXXX";
 	struct thread *thread = NULL;
@@ -1206,29 +1244,28 @@ static int test__deferred_snapshot_sframe(struct test_suite *t __maybe_unused,
 	if (fixture__init(&f, true, NULL))
 		goto out;
 	f.machine = &machine;
+	/* perf test runs each case in a child of its own: restored anyway. */
+	memcpy(styles, symbol_conf.unwind_style, sizeof(styles));
+	if (how != SF_WALK_DEFAULT) {
+		memset(symbol_conf.unwind_style, 0, sizeof(symbol_conf.unwind_style));
+		symbol_conf.unwind_style[0] = UNWIND_STYLE_SFRAME_ONLY;
+	}
+	if (how == SF_WALK_STYLE_CALLER)
+		callchain_param.order = ORDER_CALLER;
 	if (sf_sample(&f, 1 * MS, 0x41, SF_PC(0x1004), SF_SP + 32, stack, ARRAY_SIZE(stack)) ||
 	    sf_sample(&f, 2 * MS, 0x42, SF_PC(0x1004), SF_SP + 32, bad_ra, ARRAY_SIZE(bad_ra)) ||
 	    sf_sample(&f, 3 * MS, 0x43, SF_PC(0x2008), SF_SP + 32, stack, ARRAY_SIZE(stack)) ||
 	    deferred_callchain__flush(f.dc) || f.nr_out != 3)
 		goto out_fixture;
-
-	/* SFrame through F1 and F2, then frame pointers: 5 frames. */
-	if (!user_frames(&f.out[0], full, ARRAY_SIZE(full)))
-		goto out_fixture;
-	/* The chain ends at a "return address" outside any code. */
-	if (!user_frames(&f.out[1], full, 3))
-		goto out_fixture;
-	/* No .sframe row on the way: the plain frame pointer walk. */
-	if (!user_frames(&f.out[2], fp_only, ARRAY_SIZE(fp_only)))
-		goto out_fixture;
-	if (stats(&f)->fallback_sframe != 2 || stats(&f)->fallback_fp != 1 ||
-	    machine.sframe_stats.fp_frames != 2)
-		goto out_fixture;
-	ret = TEST_OK;
+	if (sf_walk_check(&f, &machine, how))
+		ret = TEST_OK;
 out_fixture:
+	memcpy(symbol_conf.unwind_style, styles, sizeof(styles));
+	callchain_param.order = order;
 	if (ret != TEST_OK) {
-		pr_debug("delivered %d, fallback sframe %" PRIu64 " fp %" PRIu64 "\n",
-			 f.nr_out, stats(&f)->fallback_sframe, stats(&f)->fallback_fp);
+		pr_debug("delivered %d, fallback sframe %" PRIu64 " fp %" PRIu64 " style %" PRIu64 "\n",
+			 f.nr_out, stats(&f)->fallback_sframe, stats(&f)->fallback_fp,
+			 stats(&f)->fallback_style);
 	}
 	fixture__exit(&f);
 out:
@@ -1239,6 +1276,25 @@ out:
 out_unlink:
 	unlink(path);
 	return ret;
+}
+
+static int test__deferred_snapshot_sframe(struct test_suite *t __maybe_unused,
+					  int s __maybe_unused)
+{
+	return sf_walk_samples(SF_WALK_DEFAULT);
+}
+
+/*
+ * With unwind styles named (unwind.style, --unwind-style) the walk is
+ * theirs: "sframe-only" here, whose frames stop where the rows do, and in
+ * the order of a record whichever order perf shows callchains in.
+ */
+static int test__deferred_snapshot_style(struct test_suite *t __maybe_unused,
+					 int s __maybe_unused)
+{
+	int ret = sf_walk_samples(SF_WALK_STYLE);
+
+	return ret == TEST_OK ? sf_walk_samples(SF_WALK_STYLE_CALLER) : ret;
 }
 
 /*
@@ -1367,6 +1423,7 @@ static struct test_case tests__deferred_callchain[] = {
 	TEST_CASE("Records known ahead: what the streaming rules keep", deferred_ahead_streams),
 	TEST_CASE("Frame pointer walk of a stack snapshot", deferred_snapshot),
 	TEST_CASE("SFrame walk of a stack snapshot", deferred_snapshot_sframe),
+	TEST_CASE("A stack snapshot walked with the unwind styles named", deferred_snapshot_style),
 	{	.name = NULL, }
 };
 

@@ -509,14 +509,16 @@ static int dc__build_chain(struct deferred_callchain *dc, enum dc_state state,
 			pos += nr;
 		}
 	} else {
-		bool by_sframe = false;
+		enum deferred_callchain_walk how = DEFERRED_CALLCHAIN_WALK_FP;
 
 		/* The walk writes after the PERF_CONTEXT_USER it gets. */
 		if (dc->walk && !dc__chain_reserve(dc, pos + 2 + DC_MAX_USER_FRAMES))
 			n = dc->walk(machine, sample, dc->chain + 2 + pos, DC_MAX_USER_FRAMES,
-				     &by_sframe);
+				     &how);
 		if (n > 0) {
-			if (by_sframe)
+			if (how == DEFERRED_CALLCHAIN_WALK_STYLE)
+				dc->stats.fallback_style++;
+			else if (how == DEFERRED_CALLCHAIN_WALK_SFRAME)
 				dc->stats.fallback_sframe++;
 			else
 				dc->stats.fallback_fp++;
@@ -1811,6 +1813,7 @@ size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *
 		{ "stitched late",		s->stitched_late },
 		{ "fell back (fp)",		s->fallback_fp },
 		{ "fell back (sframe)",		s->fallback_sframe },
+		{ "fell back (unwind-style)",	s->fallback_style },
 		{ "user stack lost",		s->lost },
 		{ "  of which task exited",	s->exited },
 		{ "delivered out of order",	s->delivered_late },
@@ -1840,16 +1843,17 @@ size_t deferred_callchain_stats__fprintf(const struct deferred_callchain_stats *
 const char *deferred_callchain_stats__warning(const struct deferred_callchain_stats *s,
 					      char *buf, size_t size)
 {
-	u64 bad = s->lost + s->fallback_fp + s->fallback_sframe;
+	u64 bad = s->lost + s->fallback_fp + s->fallback_sframe + s->fallback_style;
 
 	/* Exiting tasks never get a record: a few are expected. */
 	if (!s->samples || bad * 100 < s->samples)
 		return NULL;
 	scnprintf(buf, size,
 		  "%" PRIu64 " of %" PRIu64 " deferred samples (%.1f%%) got no user callchain record: %"
-		  PRIu64 " fell back to frame pointers, %" PRIu64 " to SFrame, %" PRIu64 " lost their user stack",
+		  PRIu64 " fell back to frame pointers, %" PRIu64 " to SFrame, %" PRIu64
+		  " to the unwind styles named, %" PRIu64 " lost their user stack",
 		  bad, s->samples, 100.0 * bad / s->samples, s->fallback_fp,
-		  s->fallback_sframe, s->lost);
+		  s->fallback_sframe, s->fallback_style, s->lost);
 	return buf;
 }
 

@@ -43,7 +43,8 @@
  *    exited threads (symbol_conf.keep_exited_threads).  A sample that
  *    gets no record then gets the user frames the caller's walk finds in
  *    its user stack snapshot (deferred_callchain__set_walk(): the
- *    session's is unwind_sframe__walk_deferred()); this module unwinds
+ *    session's is unwind__walk_deferred(), the unwind styles the user
+ *    named, else SFrame then frame pointers); this module unwinds
  *    nothing itself.
  *    Without a walk, or when it finds nothing, the callchain ends with a
  *    bare PERF_CONTEXT_USER_DEFERRED, which callchain resolution shows as
@@ -115,7 +116,7 @@ struct deferred_callchain_stats {
 	u64 records;		/* PERF_RECORD_CALLCHAIN_DEFERRED accepted */
 	u64 stitched;		/* samples merged with a record that followed them */
 	u64 stitched_late;	/* samples merged with a record that preceded them */
-	u64 fallback_fp;	/* no record: user frames walked from the snapshot */
+	u64 fallback_fp;	/* no record: snapshot walked with frame pointers */
 	u64 lost;		/* no record and no snapshot: "[user stack lost]" */
 	u64 delivered_late;	/* delivered after later samples (window) */
 	u64 evicted;		/* released early by the pending cap */
@@ -134,6 +135,7 @@ struct deferred_callchain_stats {
 	u64 exec_late;		/* samples of an execve, delivered with its record */
 	u64 exec_maps_ahead;	/* exec COMM, MMAPs moved ahead of the execve's samples */
 	u64 unparsed;		/* held events that did not parse again: dropped */
+	u64 fallback_style;	/* no record: snapshot walked by the named styles */
 };
 
 struct deferred_callchain_config {
@@ -235,6 +237,20 @@ struct deferred_callchain_ops {
 };
 
 /**
+ * enum deferred_callchain_walk - how a walk found a sample's user frames
+ * @DEFERRED_CALLCHAIN_WALK_FP: frame pointers alone
+ * @DEFERRED_CALLCHAIN_WALK_SFRAME: SFrame rows (then frame pointers)
+ * @DEFERRED_CALLCHAIN_WALK_STYLE: the unwind styles the user named
+ *
+ * Each is counted apart: "fell back (fp)", "(sframe)", "(unwind-style)".
+ */
+enum deferred_callchain_walk {
+	DEFERRED_CALLCHAIN_WALK_FP,
+	DEFERRED_CALLCHAIN_WALK_SFRAME,
+	DEFERRED_CALLCHAIN_WALK_STYLE,
+};
+
+/**
  * typedef deferred_callchain__walk_t - the user frames of a sample whose
  *	record never came, from its user stack snapshot
  * @machine: the machine the caller gave with the sample
@@ -242,8 +258,7 @@ struct deferred_callchain_ops {
  *	    PERF_SAMPLE_STACK_USER, and it may have none
  * @ips: where the frames go, the sampled user IP first, as in a record
  * @max: room in @ips
- * @by_sframe: set when SFrame rows found frames, left alone when frame
- *	       pointers alone did (the two "fell back" counters)
+ * @how: set to how the frames were found when any were
  *
  * The unwinder is the caller's, so that the stitcher sits below the
  * unwinders: it only joins.
@@ -253,7 +268,8 @@ struct deferred_callchain_ops {
  */
 typedef int (*deferred_callchain__walk_t)(struct machine *machine,
 					  struct perf_sample *sample,
-					  u64 *ips, int max, bool *by_sframe);
+					  u64 *ips, int max,
+					  enum deferred_callchain_walk *how);
 
 /**
  * deferred_callchain__new - a stitcher with the default config
