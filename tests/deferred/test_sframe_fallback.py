@@ -16,7 +16,7 @@ import cpu_record
 import perf_counters
 import perf_script
 import sframe_corpus as corpus
-from snapshot_rewrite import dwarf_to_deferred, fp_walk
+from snapshot_rewrite import SNAPSHOT_REGS, dwarf_to_deferred, fp_walk
 
 CASES = ((3, 'pie'), (2, 'nopie'))
 # Each runs RECORD_MS of CPU time, sampled every 500 us of it (cpu_record):
@@ -119,6 +119,43 @@ class SFrameFallback(corpus.CorpusTestCase):
         self.assertLess(len(longer), len(ours) // 20, longer[:5])
         self.assertLessEqual(max(map(len, ours)), max(map(len, libdw)))
 
+    def test_unwind_style_named(self):
+        """With unwind styles named, the fallback is their walk: on the
+        snapshot perf record takes (IP, SP and BP only) each style gives the
+        frames it gives for the dwarf recording, and the samples are counted
+        as "fell back (unwind-style)", none as SFrame or frame pointers."""
+        dwarf, defer, snaps = self.cases[CASES[0]]
+        small = defer + '.snapregs'
+        dwarf_to_deferred(dwarf, small, regs_mask=SNAPSHOT_REGS)
+        bare = len(corpus.bare_samples(dwarf))
+        for style in ('libdw', 'sframe-only'):
+            with self.subTest(style=style):
+                want, _ = self.script(dwarf, '--unwind-style', style)
+                ours, err = self.script(small, '--unwind-style', style)
+                self.assertEqual(len(ours), len(want))
+                self.assertGreaterEqual(len(ours), MIN_SAMPLES, cpu_record.too_few(
+                    'fallback', len(ours), RECORD_MS, 500, common.PERF, dwarf))
+                st = perf_counters.deferred(common.run(
+                    [common.PERF, 'report', '--stats', '--unwind-style', style,
+                     '-i', small]).stdout)
+                self.assertEqual(st['fell back (unwind-style)'], len(ours) - bare, st)
+                self.assertEqual(st['fell back (sframe)'] + st['fell back (fp)'], 0, st)
+                self.assertEqual(st['user stack lost'], bare, st)
+                self.assertIn('to SFrame, %d to the unwind styles named' %
+                              st['fell back (unwind-style)'], err)
+                # The bare samples aside, the same frames: the registers a
+                # frame pointer walk needs are all the CFA rules of -O2 code
+                # and libc's .eh_frame use.
+                same = sum(o == w for o, w in zip(ours, want))
+                self.assertGreaterEqual(same, len(ours) - bare - len(ours) // 50,
+                                        (style, same, len(ours), bare))
+                r = common.run([common.PERF, 'report', '--stdio', '--unwind-style', style,
+                                '-i', small])
+                self.assertRegex(r.stdout, r'# Deferred callchains: \d+ samples, 0 stitched, '
+                                 r'0 stitched late, 0 frame pointer fallback, 0 SFrame '
+                                 r'fallback, %d unwind-style fallback, %d user stack lost' % (
+                                     len(ours) - bare, bare))
+
     def test_stats_block(self):
         dwarf, defer, snaps = self.cases[CASES[0]]
         out = common.run([common.PERF, 'report', '--stats', '-i', defer]).stdout
@@ -135,7 +172,7 @@ class SFrameFallback(corpus.CorpusTestCase):
         r = common.run([common.PERF, 'report', '--stdio', '-i', defer])
         self.assertRegex(r.stdout, r'# Deferred callchains: \d+ samples, 0 stitched, '
                          r'0 stitched late, %d frame pointer fallback, %d SFrame '
-                         r'fallback, %d user stack lost' % (
+                         r'fallback, 0 unwind-style fallback, %d user stack lost' % (
                              st['fell back (fp)'], st['fell back (sframe)'], bare))
 
 

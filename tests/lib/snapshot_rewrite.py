@@ -31,12 +31,18 @@ def fp_walk(regs, stack, max_frames=512):
     return ips
 
 
-def dwarf_to_deferred(src, dst, cmdline='perf record --call-graph fp,defer,snapshot'):
+SNAPSHOT_REGS = (1 << X86_REG_BP) | (1 << X86_REG_SP) | (1 << X86_REG_IP)
+
+
+def dwarf_to_deferred(src, dst, cmdline='perf record --call-graph fp,defer,snapshot',
+                      regs_mask=None):
     """Rewrite a --call-graph dwarf recording @src (x86_64, one machine) into
     @dst as a fp,defer,snapshot recording whose PERF_RECORD_CALLCHAIN_DEFERRED
     never came: each sample keeps its kernel frames, then
     PERF_CONTEXT_USER_DEFERRED and a cookie of its own; its user regs and
-    stack stay.  Returns [(regs, stack bytes)] per sample, in file order."""
+    stack stay, the regs of @regs_mask only when given (SNAPSHOT_REGS: those
+    perf record's fp,defer,snapshot asks for).  Returns [(regs, stack
+    bytes)] per sample, in file order, with every register recorded."""
     rec = Recording(src)
     evsels = []
     for a in rec.attrs:
@@ -44,7 +50,8 @@ def dwarf_to_deferred(src, dst, cmdline='perf record --call-graph fp,defer,snaps
                    sample_type=a['sample_type'], defer=True, defer_output=False,
                    sample_id_all=bool(a['flags'] & F_SAMPLE_ID_ALL),
                    flags=a['flags'] & ~(F_DEFER_CALLCHAIN | F_DEFER_OUTPUT),
-                   regs_user=a['regs_user'], stack_user=a['stack_user'])
+                   regs_user=a['regs_user'] if regs_mask is None else
+                   a['regs_user'] & regs_mask, stack_user=a['stack_user'])
         evsels.append(ev)
     w = Writer(evsels, cmdline=cmdline)
     snaps = []
@@ -59,11 +66,17 @@ def dwarf_to_deferred(src, dst, cmdline='perf record --call-graph fp,defer,snaps
                 cc = cc[:cc.index(CONTEXT_USER)]
             cc += [CONTEXT_USER_DEFERRED, cookie]
             cookie += 1
+            so, size = f['stack']
+            # The regs (ABI, values) lie between the callchain and the
+            # stack's size field.
+            regs = raw[off + 8 + 8 * nr:so - 8]
+            if regs_mask is not None and f['regs']:
+                regs = regs[:8] + b''.join(struct.pack('<Q', v) for i, v in
+                                           sorted(f['regs'].items()) if regs_mask & (1 << i))
             body = raw[8:off] + struct.pack('<%dQ' % (len(cc) + 1), len(cc), *cc) + \
-                raw[off + 8 + 8 * nr:]
+                regs + raw[so - 8:]
             w.add(w.header(SAMPLE, misc, body))
             w.nr_samples += 1
-            so, size = f['stack']
             snaps.append((f['regs'], raw[so:so + size]))
         elif type < HEADER_ATTR or type == FINISHED_ROUND:
             w.add(raw)
