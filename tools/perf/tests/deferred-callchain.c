@@ -136,7 +136,7 @@ static int fixture__init(struct fixture *f, bool snapshot,
 	memset(f, 0, sizeof(*f));
 	if (snapshot) {
 		/* x86_64's BP, SP, IP: the samples below give them in that order. */
-		attr.sample_regs_user = perf_arch_fp_walk_regs(EM_X86_64);
+		attr.sample_regs_user = perf_arch_snapshot_regs(EM_X86_64);
 		attr.sample_stack_user = 256;
 	}
 	f->evlist = evlist__new();

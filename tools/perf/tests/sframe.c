@@ -636,8 +636,10 @@ static int test__sframe_unwind_aarch64_sample(struct test_suite *test __maybe_un
 	TEST_ASSERT_VAL("arm64 regs", reg_fp != PERF_REG_NONE && reg_ra != PERF_REG_NONE &&
 			reg_fp != perf_arch_reg_fp(EM_X86_64) &&
 			perf_arch_reg_ra(EM_X86_64) == PERF_REG_NONE);
-	regs.mask = perf_arch_fp_walk_regs(EM_AARCH64) | (1ULL << reg_ra);
-	TEST_ASSERT_VAL("four regs", __builtin_popcountll(regs.mask) == 4);
+	/* What fp,defer,snapshot records: LR too, where the leaf's caller is. */
+	regs.mask = perf_arch_snapshot_regs(EM_AARCH64);
+	TEST_ASSERT_VAL("four regs", __builtin_popcountll(regs.mask) == 4 &&
+			(regs.mask & (1ULL << reg_ra)));
 	/* The sample's registers come in the order of their numbers. */
 	for (int bit = 0; bit < 64; bit++) {
 		if (!(regs.mask & (1ULL << bit)))
