@@ -728,23 +728,12 @@ static int unwind_sframe__walk_fp(struct perf_sample *sample, u64 *ips, int max)
 				       NULL, NULL);
 }
 
-int unwind_sframe__walk_deferred(struct machine *machine, struct perf_sample *sample,
+int unwind_sframe__walk_deferred(struct thread *thread, struct perf_sample *sample,
 				 u64 *ips, int max, bool *by_sframe)
 {
-	struct thread *thread = NULL;
-	int n = 0;
+	/* SFrame needs the task's maps; frame pointers do not. */
+	int n = unwind_sframe__walk_snapshot(thread, sample, ips, max);
 
-	/*
-	 * SFrame needs the task's maps: those of delivery time, which for a
-	 * sample the stitcher held are its own time's (it holds the other
-	 * events behind it, the task's EXIT included).
-	 */
-	if (machine && sample->tid != (u32)-1)
-		thread = machine__find_thread(machine, sample->pid, sample->tid);
-	if (thread) {
-		n = unwind_sframe__walk_snapshot(thread, sample, ips, max);
-		thread__put(thread);
-	}
 	if (n > 0) {
 		*by_sframe = true;
 		return n;

@@ -70,7 +70,7 @@ int unwind_sframe__walk_snapshot(struct thread *thread, struct perf_sample *samp
 /**
  * unwind_sframe__walk_deferred() - The fallback of a deferred sample whose
  *				    record never came
- * @machine: the sample's machine
+ * @thread: the sample's thread, or NULL when there is none (tid -1)
  * @sample: the sample, with or without a user stack snapshot
  * @ips: filled as by unwind_sframe__walk_snapshot()
  * @max: at most this many
@@ -78,12 +78,13 @@ int unwind_sframe__walk_snapshot(struct thread *thread, struct perf_sample *samp
  *
  * unwind_sframe__walk_snapshot() where .sframe rows apply, else frame
  * pointers alone by the frame record of the recording's machine (its
- * SFrame ABI row; none for an ABI without one).  The stitcher's walk
- * (deferred_callchain__walk_t), set by perf_session__deferred_callchain().
+ * SFrame ABI row; none for an ABI without one): what the kernel's own
+ * deferred unwinder does.  unwind__walk_deferred()'s walk when the user
+ * named no unwind style.
  *
  * Return: how many frames, 0 when the sample has no usable snapshot.
  */
-int unwind_sframe__walk_deferred(struct machine *machine, struct perf_sample *sample,
+int unwind_sframe__walk_deferred(struct thread *thread, struct perf_sample *sample,
 				 u64 *ips, int max, bool *by_sframe);
 
 #endif /* __PERF_UNWIND_SFRAME_H */
